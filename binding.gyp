@@ -1,0 +1,10 @@
+{
+  "targets": [
+    {
+      "target_name": "softdpu",
+      "sources": ["src/native/softdpu.c"],
+      "cflags": ["-std=gnu11", "-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"],
+      "defines": ["NAPI_VERSION=8"]
+    }
+  ]
+}
