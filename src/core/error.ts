@@ -1,0 +1,107 @@
+/**
+ * DOCA's error codes (doca_error.h, DOCA 3.0) and the one error class every softdpu call throws.
+ *
+ * This module and `log.ts` are leaves: they import nothing, so the fabric layer below core may use them
+ * (see docs/architecture.md, "Layers").
+ */
+
+/** `doca_error_t`: every code with its numeric value, in DOCA's order. */
+export const DOCA_ERRORS = [
+  ['DOCA_SUCCESS', 'Success'],
+  ['DOCA_ERROR_UNKNOWN', 'Unknown error'],
+  ['DOCA_ERROR_NOT_PERMITTED', 'Operation not permitted'],
+  ['DOCA_ERROR_IN_USE', 'Resource already in use'],
+  ['DOCA_ERROR_NOT_SUPPORTED', 'Operation not supported'],
+  ['DOCA_ERROR_AGAIN', 'Resource temporarily unavailable, try again'],
+  ['DOCA_ERROR_INVALID_VALUE', 'Invalid input'],
+  ['DOCA_ERROR_NO_MEMORY', 'Memory allocation failure'],
+  ['DOCA_ERROR_INITIALIZATION', 'Resource initialization failure'],
+  ['DOCA_ERROR_TIME_OUT', 'Timer expired waiting for resource'],
+  ['DOCA_ERROR_SHUTDOWN', 'Shut down in process or completed'],
+  ['DOCA_ERROR_CONNECTION_RESET', 'Connection reset by peer'],
+  ['DOCA_ERROR_CONNECTION_ABORTED', 'Connection aborted'],
+  ['DOCA_ERROR_CONNECTION_INPROGRESS', 'Connection in progress'],
+  ['DOCA_ERROR_NOT_CONNECTED', 'Not connected'],
+  ['DOCA_ERROR_NO_LOCK', 'Unable to acquire required lock'],
+  ['DOCA_ERROR_NOT_FOUND', 'Resource not found'],
+  ['DOCA_ERROR_IO_FAILED', 'Input/output operation failed'],
+  ['DOCA_ERROR_BAD_STATE', 'Bad state'],
+  ['DOCA_ERROR_UNSUPPORTED_VERSION', 'Unsupported version'],
+  ['DOCA_ERROR_OPERATING_SYSTEM', 'Operating system call failure'],
+  ['DOCA_ERROR_DRIVER', 'DOCA driver call failure'],
+  ['DOCA_ERROR_UNEXPECTED', 'An unexpected scenario was detected'],
+  ['DOCA_ERROR_ALREADY_EXIST', 'Resource already exists'],
+  ['DOCA_ERROR_FULL', 'No more space in resource'],
+  ['DOCA_ERROR_EMPTY', 'No entry is available in resource'],
+  ['DOCA_ERROR_IN_PROGRESS', 'Operation is in progress'],
+  ['DOCA_ERROR_TOO_BIG', 'Requested operation too big to be contained'],
+  ['DOCA_ERROR_AUTHENTICATION', 'Authentication failure'],
+  ['DOCA_ERROR_BAD_CONFIG', 'Configuration is not valid'],
+  ['DOCA_ERROR_SKIPPED', 'Result is valid, but some previous output data was dropped'],
+] as const;
+
+/** A DOCA status name, e.g. `'DOCA_ERROR_AGAIN'`. */
+export type DocaErrorName = (typeof DOCA_ERRORS)[number][0];
+
+/** Name -> numeric value (`DocaErrorCode.DOCA_ERROR_AGAIN === 5`). */
+export const DocaErrorCode = Object.freeze(
+  Object.fromEntries(DOCA_ERRORS.map(([name], value) => [name, value])) as Record<DocaErrorName, number>,
+);
+
+const UNRECOGNIZED = 'unrecognized error code';
+
+/** `doca_error_get_name`: the enum name, or "unrecognized error code" for unknown values. */
+export function docaErrorGetName(value: number): string {
+  return DOCA_ERRORS[value]?.[0] ?? UNRECOGNIZED;
+}
+
+/** `doca_error_get_descr`: DOCA's description, or "unrecognized error code" for unknown values. */
+export function docaErrorGetDescr(value: number): string {
+  return DOCA_ERRORS[value]?.[1] ?? UNRECOGNIZED;
+}
+
+/** Short names accepted wherever a code is expected: `'AGAIN'` for `'DOCA_ERROR_AGAIN'`. */
+type ShortName<T> = T extends `DOCA_ERROR_${infer S}` ? S : never;
+export type DocaErrorShortName = ShortName<DocaErrorName>;
+
+const BRAND = Symbol.for('softdpu.DocaError');
+
+/**
+ * A failed DOCA call (`doca_error_t` other than `DOCA_SUCCESS`). `code` is DOCA's name, `value` its
+ * number, `description` DOCA's text; the message names the call and the value that was wrong.
+ *
+ * `instanceof DocaError` holds across two copies of the package (a global brand, not the prototype).
+ */
+export class DocaError extends Error {
+  readonly code: DocaErrorName;
+  readonly value: number;
+  readonly description: string;
+  /** The DOCA (or softdpu) call that failed, e.g. `'doca_ctx_start'`. */
+  readonly call: string;
+
+  constructor(code: DocaErrorName | DocaErrorShortName, call: string, detail: string, options?: { cause?: unknown }) {
+    const name = (code.startsWith('DOCA_') ? code : `DOCA_ERROR_${code}`) as DocaErrorName;
+    const value = DocaErrorCode[name];
+    if (value === undefined) throw new TypeError(`unknown DOCA error code ${JSON.stringify(code)}`);
+    const description = docaErrorGetDescr(value);
+    super(`${call}: ${detail} (${name}: ${description})`, options);
+    this.code = name;
+    this.value = value;
+    this.description = description;
+    this.call = call;
+    Object.defineProperty(this, BRAND, { value: true });
+  }
+
+  override get name(): string {
+    return 'DocaError';
+  }
+
+  static override [Symbol.hasInstance](candidate: unknown): boolean {
+    return typeof candidate === 'object' && candidate !== null && (candidate as Record<symbol, unknown>)[BRAND] === true;
+  }
+
+  /** True when `err` is a DocaError with the given code (full or short name). */
+  static is(err: unknown, code: DocaErrorName | DocaErrorShortName): err is DocaError {
+    return err instanceof DocaError && (err.code === code || err.code === `DOCA_ERROR_${code}`);
+  }
+}

@@ -1,0 +1,239 @@
+/**
+ * DOCA logging (doca_log.h): levels, application and SDK limits, backends and sources.
+ *
+ * A line is written by a backend when its level lies between the backend's upper limit (most severe
+ * accepted) and lower limit (most verbose accepted) and within the global limits; SDK lines (the
+ * library's own) are filtered by the backend's SDK level and the global SDK limit instead. Lines are
+ * written synchronously, so nothing is lost when a process dies. The library never writes to stdout.
+ *
+ * Until the program creates a backend, a default stderr backend prints application lines up to INFO
+ * and SDK lines up to WARNING, so errors are never silent.
+ */
+import { closeSync, openSync, writeSync } from 'node:fs';
+
+/** `enum doca_log_level`: a higher number is more verbose. */
+export const LogLevel = {
+  DISABLE: 10,
+  CRIT: 20,
+  ERROR: 30,
+  WARNING: 40,
+  INFO: 50,
+  DEBUG: 60,
+  TRACE: 70,
+} as const;
+export type LogLevel = (typeof LogLevel)[keyof typeof LogLevel];
+
+const LEVEL_TAGS: Record<number, string> = { 20: 'CRIT', 30: 'ERR', 40: 'WARN', 50: 'INF', 60: 'DBG', 70: 'TRC' };
+
+/** Parses a level given as a number (`50`) or a name (`info`, `WARNING`, `err`); throws RangeError. */
+export function parseLogLevel(text: string | number): LogLevel {
+  const n = typeof text === 'number' ? text : Number(text);
+  if (Number.isInteger(n) && Object.values(LogLevel).includes(n as LogLevel)) return n as LogLevel;
+  const key = String(text).toUpperCase();
+  const alias: Record<string, LogLevel> = { ERR: 30, WARN: 40, CRITICAL: 20, DBG: 60, TRC: 70, INF: 50 };
+  const found = (LogLevel as Record<string, LogLevel>)[key] ?? alias[key];
+  if (found === undefined) {
+    throw new RangeError(`log level ${JSON.stringify(text)} is not one of 10,20,...,70 or DISABLE..TRACE`);
+  }
+  return found;
+}
+
+
+interface Limits {
+  lower: LogLevel;
+  upper: LogLevel;
+  sdk: LogLevel;
+}
+
+const envLevel = (name: string, fallback: LogLevel): LogLevel => {
+  const v = process.env[name];
+  return v ? parseLogLevel(v) : fallback;
+};
+
+const global: Limits = {
+  lower: envLevel('SOFTDPU_LOG_LEVEL', LogLevel.TRACE),
+  upper: LogLevel.CRIT,
+  sdk: envLevel('SOFTDPU_SDK_LOG_LEVEL', LogLevel.TRACE),
+};
+
+const backends = new Set<LogBackend>();
+
+/** A log destination (`struct doca_log_backend`). */
+export class LogBackend {
+  private readonly limits: Limits = { lower: LogLevel.INFO, upper: LogLevel.CRIT, sdk: LogLevel.WARNING };
+  private destroyed = false;
+
+  /** @internal use the `logBackendCreate*` functions. */
+  constructor(
+    private readonly sink: (line: string) => void,
+    private readonly acceptsApp: boolean,
+    private readonly acceptsSdk: boolean,
+    private readonly onDestroy: () => void = () => {},
+    isDefault = false,
+  ) {
+    backends.add(this);
+    if (!isDefault) backends.delete(defaultBackend);
+  }
+
+  /** `doca_log_backend_set_level_lower_limit`: the most verbose application level this backend writes. */
+  setLevelLowerLimit(level: LogLevel): void {
+    this.limits.lower = parseLogLevel(level);
+  }
+
+  /** `doca_log_backend_set_level_upper_limit`: the most severe application level this backend writes. */
+  setLevelUpperLimit(level: LogLevel): void {
+    this.limits.upper = parseLogLevel(level);
+  }
+
+  /** `doca_log_backend_set_sdk_level`: the most verbose SDK level this backend writes. */
+  setSdkLevel(level: LogLevel): void {
+    this.limits.sdk = parseLogLevel(level);
+  }
+
+  /** Removes the backend; later lines no longer reach it. */
+  destroy(): void {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    backends.delete(this);
+    this.onDestroy();
+  }
+
+  /** @internal */
+  write(level: LogLevel, sdk: boolean, line: string): void {
+    if (sdk ? !this.acceptsSdk || level > this.limits.sdk : !this.acceptsApp || level > this.limits.lower || level < this.limits.upper) {
+      return;
+    }
+    try {
+      this.sink(line);
+    } catch {
+      // A failing log sink (closed fd, throwing callback) must not turn a log line into a crash.
+    }
+  }
+}
+
+const stderrSink = (line: string): void => {
+  writeSync(2, line);
+};
+
+const defaultBackend = new LogBackend(stderrSink, true, true, undefined, true);
+
+function fileSink(fd: number): (line: string) => void {
+  return (line) => {
+    writeSync(fd, line);
+  };
+}
+
+/** `doca_log_backend_create_standard`: application lines to stderr (softdpu never writes to stdout). */
+export function logBackendCreateStandard(): LogBackend {
+  return new LogBackend(stderrSink, true, false);
+}
+
+/** `doca_log_backend_create_with_file`: appends application lines to `path`. */
+export function logBackendCreateWithFile(path: string): LogBackend {
+  const fd = openSync(path, 'a', 0o600);
+  return new LogBackend(fileSink(fd), true, false, () => closeSync(fd));
+}
+
+/** `doca_log_backend_create_with_file_sdk`: appends the library's own lines to `path`. */
+export function logBackendCreateWithFileSdk(path: string): LogBackend {
+  const fd = openSync(path, 'a', 0o600);
+  return new LogBackend(fileSink(fd), false, true, () => closeSync(fd));
+}
+
+/** `doca_log_backend_create_with_fd` / `_with_fd_sdk`: writes to an open file descriptor (not closed). */
+export function logBackendCreateWithFd(fd: number, options: { sdk?: boolean } = {}): LogBackend {
+  return new LogBackend(fileSink(fd), !options.sdk, !!options.sdk);
+}
+
+/** `doca_log_backend_create_with_buf` / `_with_buf_sdk`: hands each formatted line to `flush`. */
+export function logBackendCreateWithBuf(flush: (line: string) => void, options: { sdk?: boolean } = {}): LogBackend {
+  return new LogBackend(flush, !options.sdk, !!options.sdk);
+}
+
+/** `doca_log_level_set_global_lower_limit`: caps the verbosity of application lines on every backend. */
+export function logLevelSetGlobalLowerLimit(level: LogLevel): void {
+  global.lower = parseLogLevel(level);
+}
+
+/** `doca_log_level_get_global_lower_limit`. */
+export function logLevelGetGlobalLowerLimit(): LogLevel {
+  return global.lower;
+}
+
+/** `doca_log_level_set_global_upper_limit`: the most severe application level written anywhere. */
+export function logLevelSetGlobalUpperLimit(level: LogLevel): void {
+  global.upper = parseLogLevel(level);
+}
+
+/** `doca_log_level_get_global_upper_limit`. */
+export function logLevelGetGlobalUpperLimit(): LogLevel {
+  return global.upper;
+}
+
+/** `doca_log_level_set_global_sdk_limit`: caps the verbosity of the library's own lines. */
+export function logLevelSetGlobalSdkLimit(level: LogLevel): void {
+  global.sdk = parseLogLevel(level);
+}
+
+/** `doca_log_level_get_global_sdk_limit`. */
+export function logLevelGetGlobalSdkLimit(): LogLevel {
+  return global.sdk;
+}
+
+function stamp(): string {
+  const d = new Date();
+  const p = (n: number, w = 2) => String(n).padStart(w, '0');
+  return `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}:${p(d.getMilliseconds(), 3)}`;
+}
+
+/** A named log source (`doca_log_register_source`), with DOCA's macros as methods. */
+export class LogSource {
+  /** @internal use {@link logRegisterSource}. */
+  constructor(
+    readonly name: string,
+    readonly sdk: boolean,
+  ) {}
+
+  /** `doca_log`: writes one line at `level` to every backend that accepts it. */
+  log(level: LogLevel, message: string): void {
+    if (level <= LogLevel.DISABLE || level > (this.sdk ? global.sdk : global.lower) || (!this.sdk && level < global.upper)) {
+      return;
+    }
+    const line = `[${stamp()}][${process.pid}][${this.sdk ? 'DOCA' : 'APP'}][${LEVEL_TAGS[level]}][${this.name}] ${message}\n`;
+    for (const backend of backends) backend.write(level, this.sdk, line);
+  }
+
+  /** True when a line at `level` could reach some backend (to skip formatting costly messages). */
+  enabled(level: LogLevel): boolean {
+    return level > LogLevel.DISABLE && level <= (this.sdk ? global.sdk : global.lower) && backends.size > 0;
+  }
+
+  crit(message: string): void {
+    this.log(LogLevel.CRIT, message);
+  }
+  err(message: string): void {
+    this.log(LogLevel.ERROR, message);
+  }
+  warn(message: string): void {
+    this.log(LogLevel.WARNING, message);
+  }
+  info(message: string): void {
+    this.log(LogLevel.INFO, message);
+  }
+  dbg(message: string): void {
+    this.log(LogLevel.DEBUG, message);
+  }
+  trc(message: string): void {
+    this.log(LogLevel.TRACE, message);
+  }
+}
+
+/** `doca_log_register_source` (`DOCA_LOG_REGISTER`): a source for application lines. */
+export function logRegisterSource(name: string): LogSource {
+  return new LogSource(name, false);
+}
+
+/** @internal the library's own sources log at SDK levels. */
+export function sdkLogSource(name: string): LogSource {
+  return new LogSource(name, true);
+}
