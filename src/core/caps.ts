@@ -1,0 +1,24 @@
+/**
+ * What a device answers to the capability queries, from its topology entry and its side, as real DOCA
+ * answers them: a comch server only on the DPU's Arm side, a client only on the host side. The
+ * `doca_*_cap_*` functions and `softdpu devices` both read this one report.
+ */
+import type { Caps, DeviceSpec } from '../fabric/topology.js';
+
+export interface CapabilityReport {
+  readonly comch: Caps['comch'] & { readonly server: boolean; readonly client: boolean };
+  readonly consumer: Caps['consumer'] & { readonly supported: boolean };
+  readonly producer: Caps['producer'] & { readonly supported: boolean };
+  readonly syncEvent: Caps['syncEvent'];
+  readonly mmap: Caps['mmap'];
+}
+
+export function capabilityReport(spec: DeviceSpec): CapabilityReport {
+  return {
+    comch: { ...spec.caps.comch, server: spec.side === 'dpu', client: spec.side === 'host' },
+    consumer: { ...spec.caps.consumer, supported: true },
+    producer: { ...spec.caps.producer, supported: true },
+    syncEvent: { ...spec.caps.syncEvent },
+    mmap: { ...spec.caps.mmap },
+  };
+}

@@ -1,0 +1,60 @@
+/**
+ * A fabric: one emulated machine, its runtime directory and its topology. Every process that opens a
+ * device joins a fabric; joining sweeps what dead processes left in the directory.
+ */
+import { ensureFabricDir, resolveFabricDir, type SweepReport, sweepFabricDir } from './dir.js';
+import { socketPath } from './names.js';
+import type { PciAddress } from './pci.js';
+import { type DeviceSpec, findDevice, loadTopology, type Topology } from './topology.js';
+
+export interface FabricOptions {
+  /** Fabric directory (default: `$SOFTDPU_FABRIC`, else under `$XDG_RUNTIME_DIR` or /tmp). */
+  dir?: string;
+  /** Topology file (default: `$SOFTDPU_TOPOLOGY`, else the embedded default). */
+  topology?: string;
+  /** Sweep the leftovers of dead processes on joining (default true). */
+  sweep?: boolean;
+}
+
+export class Fabric {
+  private constructor(
+    readonly dir: string,
+    readonly topology: Topology,
+  ) {}
+
+  /** Joins (creating if needed) the fabric and sweeps the leftovers of dead processes. */
+  static open(options: FabricOptions = {}): Fabric {
+    const topology = loadTopology(options.topology);
+    const dir = resolveFabricDir(options.dir);
+    ensureFabricDir(dir);
+    if (options.sweep !== false) sweepFabricDir(dir);
+    return new Fabric(dir, topology);
+  }
+
+  /** Removes what dead processes left (`softdpu fabric clean`). */
+  sweep(): SweepReport {
+    return sweepFabricDir(this.dir);
+  }
+
+  /** Path for a Unix socket owned by this process. */
+  socketPath(kind: string, tag: string): string {
+    return socketPath(this.dir, kind, tag);
+  }
+
+  findDevice(address: string | PciAddress): DeviceSpec | undefined {
+    return findDevice(this.topology, address);
+  }
+}
+
+let current: Fabric | undefined;
+
+/** The fabric this process works in: the one set by {@link useFabric}, else one from the environment. */
+export function currentFabric(): Fabric {
+  return (current ??= Fabric.open());
+}
+
+/** Makes `options` the process's fabric (the CLI's `--fabric` and `--topology`). */
+export function useFabric(options: FabricOptions): Fabric {
+  current = Fabric.open(options);
+  return current;
+}

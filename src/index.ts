@@ -1,0 +1,23 @@
+/**
+ * softdpu: NVIDIA DOCA Comch and DOCA Sync Event, with the DOCA Core objects they use, over an emulated
+ * PCIe fabric. See docs/doca-mapping.md for the `doca_*` -> softdpu table.
+ */
+export * from './core/error.js';
+export * from './core/log.js';
+export * from './core/caps.js';
+export { Fabric, currentFabric, useFabric, type FabricOptions } from './fabric/fabric.js';
+export { PciAddress } from './fabric/pci.js';
+export {
+  DEFAULT_CAPS,
+  DEFAULT_TOPOLOGY_JSON,
+  loadTopology,
+  loadTopologyFile,
+  parseTopology,
+  type Caps,
+  type DeviceSpec,
+  type PciFuncType,
+  type RepresentorSpec,
+  type Side,
+  type Topology,
+} from './fabric/topology.js';
+export { Segment, type SegmentDescriptor, type AsyncWaitOptions, type WaitOutcome } from './fabric/segment.js';
