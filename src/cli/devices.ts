@@ -1,0 +1,65 @@
+/** `softdpu devices [--json]`: the devices of the fabric, like `doca_caps --list-devs`. */
+import { type CapabilityReport, capabilityReport } from '../core/caps.js';
+import type { Fabric } from '../fabric/fabric.js';
+import type { DeviceSpec } from '../fabric/topology.js';
+
+interface DeviceEntry {
+  pci: string;
+  side: string;
+  dpu: string;
+  funcType?: string;
+  ibdev: string;
+  iface: string;
+  mac: string;
+  vhcaId: number;
+  representors: { pci: string; funcType: string; iface: string; vuid: string; emulated: boolean }[];
+  caps: CapabilityReport;
+}
+
+function entry(spec: DeviceSpec): DeviceEntry {
+  return {
+    pci: spec.pci.toString(),
+    side: spec.side,
+    dpu: spec.dpu,
+    ...(spec.funcType ? { funcType: spec.funcType } : {}),
+    ibdev: spec.ibdev,
+    iface: spec.iface,
+    mac: spec.mac,
+    vhcaId: spec.vhcaId,
+    representors: spec.representors.map((r) => ({ pci: r.pci.toString(), funcType: r.funcType, iface: r.iface, vuid: r.vuid, emulated: r.emulated })),
+    caps: capabilityReport(spec),
+  };
+}
+
+const yes = (b: boolean) => (b ? 'yes' : 'no');
+
+function text(e: DeviceEntry): string {
+  const c = e.caps;
+  const lines = [
+    `${e.pci}  ${e.side === 'dpu' ? `DPU Arm (${e.dpu})` : `host ${e.funcType} (of ${e.dpu})`}`,
+    `    ibdev ${e.ibdev}  iface ${e.iface}  mac ${e.mac}  vhca_id ${e.vhcaId}`,
+  ];
+  if (e.side === 'dpu') {
+    lines.push(`    representors: ${e.representors.length === 0 ? 'none' : ''}`);
+    for (const r of e.representors) lines.push(`      ${r.pci}  ${r.funcType}  ${r.iface}  ${r.emulated ? 'emulated' : 'net'}  vuid ${r.vuid}`);
+  }
+  lines.push(
+    `    comch: server ${yes(c.comch.server)}, client ${yes(c.comch.client)}, max_name_len ${c.comch.maxNameLen}, ` +
+      `max_msg_size ${c.comch.maxMsgSize}, max_recv_queue_size ${c.comch.maxRecvQueueSize}, max_clients ${c.comch.maxClients}, ` +
+      `max_send_tasks ${c.comch.maxSendTasks}`,
+    `    comch consumer: max_num_tasks ${c.consumer.maxNumTasks}, max_buf_size ${c.consumer.maxBufSize}, ` +
+      `max_consumers ${c.consumer.maxConsumers}, max_imm_data_len ${c.consumer.maxImmDataLen}`,
+    `    comch producer: max_num_tasks ${c.producer.maxNumTasks}, max_buf_size ${c.producer.maxBufSize}, max_producers ${c.producer.maxProducers}`,
+    `    sync event: ${Object.entries(c.syncEvent)
+      .map(([k, v]) => `${k} ${yes(v)}`)
+      .join(', ')}`,
+    `    mmap: export_pci ${yes(c.mmap.exportPci)}, create_from_export_pci ${yes(c.mmap.createFromExportPci)}`,
+  );
+  return lines.join('\n');
+}
+
+export function devicesCommand(fabric: Fabric, json: boolean): string {
+  const entries = fabric.topology.devices.map(entry);
+  if (json) return JSON.stringify({ fabric: fabric.dir, topology: fabric.topology.source, devices: entries }, null, 2);
+  return [`fabric ${fabric.dir} (topology: ${fabric.topology.source})`, ...entries.map(text)].join('\n');
+}

@@ -1,0 +1,104 @@
+#!/usr/bin/env node
+/** The `softdpu` command. */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { DocaError } from '../core/error.js';
+import { type Fabric, useFabric } from '../fabric/fabric.js';
+import { devicesCommand } from './devices.js';
+
+const USAGE = `usage: softdpu <command> [options]
+
+A software BlueField: DOCA Comch and DOCA Sync Event over an emulated PCIe fabric.
+
+commands:
+  devices [--json]     list the fabric's devices, their representors and capabilities
+                       (like doca_caps --list-devs)
+  fabric clean         remove what dead processes left in the fabric directory
+  fabric path          print the fabric directory
+  demo                 what \`npm start\` runs (for now: the devices of the fabric)
+
+options (every command):
+  --fabric DIR         fabric directory (default: $SOFTDPU_FABRIC, else $XDG_RUNTIME_DIR/softdpu
+                       or /tmp/softdpu-<uid>)
+  --topology FILE      topology JSON (default: $SOFTDPU_TOPOLOGY, else one BlueField with Arm
+                       device 03:00.0 and host functions b1:00.0, b1:00.2, b1:00.3)
+  -h, --help           this text
+`;
+
+const COMMON = {
+  fabric: { type: 'string' },
+  topology: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies ParseArgsConfig['options'];
+
+class UsageError extends Error {}
+
+function parse<O extends ParseArgsConfig['options']>(args: string[], options: O) {
+  try {
+    return parseArgs({ args, options: { ...COMMON, ...options }, allowPositionals: true, strict: true });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
+function fabricOf(values: { fabric?: string | boolean; topology?: string | boolean }, sweep = true): Fabric {
+  return useFabric({
+    sweep,
+    ...(typeof values.fabric === 'string' ? { dir: values.fabric } : {}),
+    ...(typeof values.topology === 'string' ? { topology: values.topology } : {}),
+  });
+}
+
+function run(argv: string[]): number {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === '-h' || command === '--help' || command === 'help') {
+    process.stdout.write(USAGE);
+    return command === undefined ? 2 : 0;
+  }
+  switch (command) {
+    case 'devices':
+    case 'demo': {
+      const { values, positionals } = parse(rest, { json: { type: 'boolean' } });
+      if (values.help) return help();
+      if (positionals.length) throw new UsageError(`unexpected argument ${positionals[0]}`);
+      process.stdout.write(devicesCommand(fabricOf(values), !!values.json) + '\n');
+      return 0;
+    }
+    case 'fabric': {
+      const { values, positionals } = parse(rest, {});
+      if (values.help) return help();
+      const fabric = fabricOf(values, false);
+      if (positionals[0] === 'clean' && positionals.length === 1) {
+        const report = fabric.sweep();
+        for (const name of report.removed) process.stdout.write(`removed ${name}\n`);
+        process.stdout.write(`${fabric.dir}: removed ${report.removed.length}, ${report.live} in use by live processes\n`);
+        return 0;
+      }
+      if (positionals[0] === 'path' && positionals.length === 1) {
+        process.stdout.write(`${fabric.dir}\n`);
+        return 0;
+      }
+      throw new UsageError(`unknown fabric command ${JSON.stringify(positionals.join(' '))} (clean, path)`);
+    }
+    default:
+      throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+  }
+}
+
+function help(): number {
+  process.stdout.write(USAGE);
+  return 0;
+}
+
+try {
+  process.exitCode = run(process.argv.slice(2));
+} catch (err) {
+  if (err instanceof UsageError) {
+    process.stderr.write(`softdpu: ${err.message}\n\n${USAGE}`);
+    process.exitCode = 2;
+  } else if (err instanceof DocaError) {
+    process.stderr.write(`softdpu: ${err.message}\n`);
+    process.exitCode = 1;
+  } else {
+    throw err;
+  }
+}
