@@ -1,0 +1,115 @@
+/**
+ * Child processes for tests that cross the fabric: a fixture script from dist/test/fixtures, with its
+ * stdout read line by line, killed when the test ends. Fixtures exit on their own when the test
+ * runner dies (their stdin closes), so no child outlives its test.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import type { TestContext } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const fixtures = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures');
+export const cliPath = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'src', 'cli', 'main.js');
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export class Child {
+  readonly lines: string[] = [];
+  readonly stderr: string[] = [];
+  readonly exited: Promise<Exit>;
+  private waiters: { re: RegExp; resolve: (m: RegExpMatchArray) => void }[] = [];
+
+  constructor(readonly proc: ChildProcess) {
+    let partial = '';
+    proc.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      const parts = (partial + chunk).split('\n');
+      partial = parts.pop()!;
+      for (const line of parts) this.onLine(line);
+    });
+    proc.stderr!.setEncoding('utf8').on('data', (chunk: string) => this.stderr.push(chunk));
+    this.exited = new Promise((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
+  }
+
+  get pid(): number {
+    return this.proc.pid!;
+  }
+
+  /** Resolves with the first line (seen or to come) matching `re`; rejects after `timeoutMs` or on exit. */
+  waitFor(re: RegExp, timeoutMs = 15_000): Promise<RegExpMatchArray> {
+    for (const line of this.lines) {
+      const m = line.match(re);
+      if (m) return Promise.resolve(m);
+    }
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => fail(`timed out after ${timeoutMs} ms`), timeoutMs);
+      const fail = (why: string) => {
+        this.waiters = this.waiters.filter((w) => w !== waiter);
+        reject(new Error(`waiting for ${re} from pid ${this.pid}: ${why}; stdout: ${JSON.stringify(this.lines.slice(-10))} stderr: ${this.stderr.join('').slice(-2000)}`));
+      };
+      const waiter = {
+        re,
+        resolve: (m: RegExpMatchArray) => {
+          clearTimeout(timer);
+          resolve(m);
+        },
+      };
+      this.waiters.push(waiter);
+      void this.exited.then((e) => {
+        if (this.waiters.includes(waiter)) {
+          clearTimeout(timer);
+          fail(`exited with ${e.code ?? e.signal}`);
+        }
+      });
+    });
+  }
+
+  send(line: string): void {
+    this.proc.stdin!.write(line + '\n');
+  }
+
+  kill(signal: NodeJS.Signals = 'SIGKILL'): void {
+    if (this.proc.exitCode === null && this.proc.signalCode === null) this.proc.kill(signal);
+  }
+
+  private onLine(line: string): void {
+    this.lines.push(line);
+    for (const w of [...this.waiters]) {
+      const m = line.match(w.re);
+      if (m) {
+        this.waiters = this.waiters.filter((x) => x !== w);
+        w.resolve(m);
+      }
+    }
+  }
+}
+
+export interface SpawnOptions {
+  env?: Record<string, string>;
+  /** Run a script other than a fixture (e.g. the CLI). */
+  script?: string;
+}
+
+/** Starts `dist/test/fixtures/<name>.js` (or `options.script`) and kills it when the test ends. */
+export function spawnChild(t: TestContext, name: string, args: string[] = [], options: SpawnOptions = {}): Child {
+  const script = options.script ?? join(fixtures, `${name}.js`);
+  const proc = spawn(process.execPath, [script, ...args], {
+    env: { ...process.env, ...options.env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const child = new Child(proc);
+  t.after(async () => {
+    child.kill();
+    await child.exited;
+  });
+  return child;
+}
+
+/** Runs the CLI to completion. */
+export async function runCli(t: TestContext, args: string[], env: Record<string, string> = {}): Promise<{ exit: Exit; stdout: string; stderr: string }> {
+  const child = spawnChild(t, 'cli', args, { script: cliPath, env });
+  const exit = await child.exited;
+  return { exit, stdout: child.lines.join('\n'), stderr: child.stderr.join('') };
+}
