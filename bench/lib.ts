@@ -1,0 +1,73 @@
+/** Shared by the benchmarks: the C reference build, statistics, child processes, and the report. */
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** Compiles `bench/c/<name>.c` with the system C compiler into build/bench (skipped when up to date). */
+export function buildC(name: string): string {
+  const src = join(root, 'bench', 'c', `${name}.c`);
+  const out = join(root, 'build', 'bench', name);
+  if (!existsSync(out) || statSync(out).mtimeMs < statSync(src).mtimeMs) {
+    mkdirSync(dirname(out), { recursive: true });
+    execFileSync(process.env.CC ?? 'cc', ['-O2', '-Wall', '-o', out, src], { stdio: 'inherit' });
+  }
+  return out;
+}
+
+/** Runs a C reference and parses the JSON line it prints. */
+export function runC<T>(binary: string, args: string[]): T {
+  return JSON.parse(execFileSync(binary, args, { encoding: 'utf8' })) as T;
+}
+
+/** Median and 99th percentile of `samples` after dropping the first 10% (warm-up). */
+export function percentiles(samples: number[]): { p50: number; p99: number } {
+  const kept = samples.slice(Math.floor(samples.length / 10)).sort((a, b) => a - b);
+  return { p50: kept[Math.floor(kept.length / 2)]!, p99: kept[Math.floor(kept.length * 0.99)]! };
+}
+
+export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/** Whether `taskset` can pin processes here (util-linux). */
+export const canPin = (() => {
+  try {
+    execFileSync('taskset', ['-c', '0', 'true']);
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+/** Runs `dist/bench/<name>.js` (on `cpu` when given and pinning works) and resolves with its stdout. */
+export function runNode(name: string, args: string[], cpu?: number): Promise<string> {
+  const script = [process.execPath, join(root, 'dist', 'bench', `${name}.js`), ...args];
+  const [cmd, ...argv] = cpu !== undefined && canPin ? ['taskset', '-c', String(cpu), ...script] : script;
+  const child = spawn(cmd!, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  return new Promise((resolve, reject) =>
+    child.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`bench process ${name} exited with ${code}`)))),
+  );
+}
+
+export interface Row {
+  what: string;
+  softdpu: string;
+  reference: string;
+  ratio: string;
+}
+
+/** Prints rows as an aligned table. */
+export function printTable(title: string, rows: Row[]): void {
+  const header: Row = { what: 'measurement', softdpu: 'softdpu (Node)', reference: 'reference', ratio: 'ratio' };
+  const all = [header, ...rows];
+  const width = (k: keyof Row) => Math.max(...all.map((r) => r[k].length));
+  const line = (r: Row) => `  ${r.what.padEnd(width('what'))}  ${r.softdpu.padStart(width('softdpu'))}  ${r.reference.padStart(width('reference'))}  ${r.ratio.padStart(width('ratio'))}`;
+  process.stdout.write(`\n${title}\n${line(header)}\n${all.slice(1).map(line).join('\n')}\n`);
+}
+
+export const us = (x: number) => `${x.toFixed(2)} us`;
+export const gbps = (x: number) => `${x.toFixed(2)} GB/s`;
+export const ratio = (x: number) => `${x.toFixed(2)}x`;
