@@ -1,0 +1,398 @@
+/**
+ * The DOCA context state machine (doca_ctx.h), shared by every context: IDLE -> (STARTING ->) RUNNING ->
+ * (STOPPING ->) IDLE. Configuration only while IDLE; tasks only while RUNNING.
+ *
+ * Transitions made by `start()` and `stop()` themselves call the state-changed callback before they
+ * return (as DOCA does); asynchronous ones (STARTING -> RUNNING, STOPPING -> IDLE) happen inside
+ * `ProgressEngine.progress()`. Stopping flushes every in-flight task through its error callback with
+ * DOCA_ERROR_SHUTDOWN (or the fatal error that stopped the context), and the context stays STOPPING
+ * until every allocated task has been freed.
+ */
+import { DocaError } from './error.js';
+import { Fifo } from './fifo.js';
+import type { ProgressEngine } from './pe.js';
+import { Task, TaskConf, type TaskCompletionCb } from './task.js';
+import { boundedWait, type WaitOptions } from './wait.js';
+
+/** `enum doca_ctx_states`. */
+export const CtxState = { IDLE: 0, STARTING: 1, RUNNING: 2, STOPPING: 3 } as const;
+export type CtxState = (typeof CtxState)[keyof typeof CtxState];
+const NAMES = ['IDLE', 'STARTING', 'RUNNING', 'STOPPING'] as const;
+export type CtxStateName = (typeof NAMES)[number];
+
+/** The name of a state, e.g. `'RUNNING'`. */
+export function ctxStateName(state: CtxState): CtxStateName {
+  return NAMES[state];
+}
+
+/** `doca_ctx_state_changed_callback_t`: runs with the context already in `nextState`. */
+export type CtxStateChangedCb = (userData: unknown, ctx: Context, prevState: CtxState, nextState: CtxState) => void;
+
+/** What `start()` and `stop()` return when they do not throw. */
+export type CtxStartStopResult = 'DOCA_SUCCESS' | 'DOCA_ERROR_IN_PROGRESS';
+
+/** Work the context hands to `progress()`: a completed task or an event or transition to run. */
+type Work = Task | (() => void);
+
+interface StateWaiter {
+  target: CtxState;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+export abstract class Context {
+  private st: CtxState = CtxState.IDLE;
+  private engine: ProgressEngine | undefined;
+  private stateCb: CtxStateChangedCb | undefined;
+  private userDataValue: unknown;
+  private readonly work = new Fifo<Work>();
+  private inflightHead: Task | undefined;
+  private inflight = 0;
+  private readonly confs = new Map<string, TaskConf>();
+  private stopError: DocaError | undefined;
+  private stateWaiters: StateWaiter[] = [];
+  private destroyed = false;
+
+  /**
+   * @param name what messages call this context, e.g. 'doca_comch_server'.
+   * @param confErrorCode DOCA's code for configuration after start: BAD_STATE for most libraries,
+   * NOT_PERMITTED for sync event task configuration.
+   */
+  protected constructor(
+    readonly name: string,
+    private readonly confErrorCode: 'BAD_STATE' | 'NOT_PERMITTED' = 'BAD_STATE',
+  ) {}
+
+  // ---- doca_ctx API -------------------------------------------------------------------------------
+
+  /** `doca_ctx_start`: `'DOCA_SUCCESS'` when RUNNING at once, `'DOCA_ERROR_IN_PROGRESS'` when STARTING. */
+  start(): CtxStartStopResult {
+    this.checkAlive('doca_ctx_start');
+    if (this.st !== CtxState.IDLE) throw new DocaError('BAD_STATE', 'doca_ctx_start', `${this.name} is ${ctxStateName(this.st)}, not IDLE`);
+    if (!this.engine) throw new DocaError('NOT_CONNECTED', 'doca_ctx_start', `${this.name} is not connected to a progress engine`);
+    this.stopError = undefined;
+    const running = this._doStart();
+    this.setState(running ? CtxState.RUNNING : CtxState.STARTING);
+    return running ? 'DOCA_SUCCESS' : 'DOCA_ERROR_IN_PROGRESS';
+  }
+
+  /**
+   * `doca_ctx_stop`: flushes in-flight tasks and tears down. `'DOCA_SUCCESS'` when IDLE at once,
+   * `'DOCA_ERROR_IN_PROGRESS'` when STOPPING (keep progressing until the callback reports IDLE).
+   */
+  stop(): CtxStartStopResult {
+    this.checkAlive('doca_ctx_stop');
+    if (this.st === CtxState.IDLE) throw new DocaError('BAD_STATE', 'doca_ctx_stop', `${this.name} is already IDLE`);
+    if (this.st === CtxState.STOPPING) return 'DOCA_ERROR_IN_PROGRESS';
+    this.beginStop(new DocaError('SHUTDOWN', 'doca_ctx_stop', `${this.name} was stopped`));
+    return this.getState() === CtxState.IDLE ? 'DOCA_SUCCESS' : 'DOCA_ERROR_IN_PROGRESS';
+  }
+
+  /** `doca_ctx_get_state`. */
+  getState(): CtxState {
+    return this.st;
+  }
+
+  get state(): CtxStateName {
+    return NAMES[this.st];
+  }
+
+  /** `doca_ctx_set_state_changed_cb`. */
+  setStateChangedCb(cb: CtxStateChangedCb | undefined): void {
+    this.stateCb = cb;
+  }
+
+  /** `doca_ctx_set_user_data`: passed to the state callback and every task callback. */
+  setUserData(value: unknown): void {
+    this.userDataValue = value;
+  }
+
+  /** `doca_ctx_get_user_data`. */
+  getUserData(): unknown {
+    return this.userDataValue;
+  }
+
+  /** `doca_ctx_get_num_inflight_tasks`: submitted and not yet completed. */
+  getNumInflightTasks(): number {
+    return this.inflight;
+  }
+
+  /** The progress engine this context is connected to (`doca_pe_connect_ctx`). */
+  get pe(): ProgressEngine | undefined {
+    return this.engine;
+  }
+
+  /**
+   * Resolves when the context reaches `target`; rejects if it becomes IDLE first (a start that failed),
+   * on timeout (TIME_OUT) or on abort. State changes happen inside `progress()`, so keep progressing
+   * (e.g. with `pe.run()`).
+   */
+  waitForState(target: CtxStateName, options: WaitOptions = {}): Promise<void> {
+    const wanted = CtxState[target];
+    if (this.st === wanted) return Promise.resolve();
+    return boundedWait<void>(
+      options,
+      () => new DocaError('TIME_OUT', 'waitForState', `${this.name} did not reach ${target} within ${options.timeoutMs} ms (state ${this.state})`),
+      (resolve, reject) => {
+        const waiter: StateWaiter = { target: wanted, resolve: () => resolve(undefined), reject };
+        this.stateWaiters.push(waiter);
+        return () => (this.stateWaiters = this.stateWaiters.filter((w) => w !== waiter));
+      },
+    );
+  }
+
+  /**
+   * Stops (if not IDLE) and resolves once IDLE: the `await using` path. Children (connections,
+   * producers, consumers) are the subclasses' business; see each library's teardown helper.
+   */
+  async stopAndWait(options: WaitOptions = {}): Promise<void> {
+    if (this.st === CtxState.IDLE) return;
+    const idle = this.waitForState('IDLE', options);
+    if (this.st !== CtxState.STOPPING) this.stop();
+    await idle;
+  }
+
+  // ---- for progress engines -----------------------------------------------------------------------
+
+  /** @internal `doca_pe_connect_ctx`. */
+  _connect(pe: ProgressEngine): void {
+    this.checkAlive('doca_pe_connect_ctx');
+    if (this.engine) throw new DocaError('NOT_PERMITTED', 'doca_pe_connect_ctx', `${this.name} is already connected to a progress engine`);
+    if (this.st !== CtxState.IDLE) throw new DocaError('BAD_STATE', 'doca_pe_connect_ctx', `${this.name} is ${this.state}, not IDLE`);
+    this.engine = pe;
+  }
+
+  /** @internal runs at most one unit of work: a transition, a completion or an event. */
+  _progressOne(): boolean {
+    let item = this.work.shift();
+    if (item === undefined && this._poll()) item = this.work.shift();
+    if (item !== undefined) {
+      if (item instanceof Task) this.dispatch(item);
+      else item();
+      return true;
+    }
+    if (this.st === CtxState.STOPPING && this.inflight === 0 && this.liveTasks() === 0 && this._stopComplete()) {
+      this.finishStop();
+      return true;
+    }
+    return false;
+  }
+
+  /** @internal true when `progress()` would find work right now without polling shared memory. */
+  _hasQueuedWork(): boolean {
+    return this.work.length > 0 || (this.st === CtxState.STOPPING && this.inflight === 0 && this.liveTasks() === 0 && this._stopComplete());
+  }
+
+  /**
+   * @internal arms the context's wake-up sources (a peer's doorbell, a socket) for a notification:
+   * `notify` is called when work arrives. Returns true if there is work already.
+   */
+  _arm(notify: () => void): boolean {
+    void notify;
+    return this._hasQueuedWork();
+  }
+
+  /** @internal cancels what `_arm` registered. */
+  _disarm(): void {}
+
+  // ---- for subclasses -----------------------------------------------------------------------------
+
+  /** Starts the context's resources; true when RUNNING at once, false when STARTING. Throw to refuse. */
+  protected abstract _doStart(): boolean;
+
+  /** Begins teardown; the base has already flushed in-flight tasks. */
+  protected _doStop(): void {}
+
+  /** False while an asynchronous teardown (a disconnect handshake) is still running. */
+  protected _stopComplete(): boolean {
+    return true;
+  }
+
+  /** Called once IDLE is reached, to release what the run used. */
+  protected _onIdle(): void {}
+
+  /** Looks at shared memory and sockets for work and queues it; true if something was queued. */
+  protected _poll(): boolean {
+    return false;
+  }
+
+  /** Throws the configuration error (BAD_STATE or NOT_PERMITTED) unless IDLE. */
+  protected requireIdle(call: string): void {
+    this.checkAlive(call);
+    if (this.st !== CtxState.IDLE) {
+      throw new DocaError(this.confErrorCode, call, `${this.name} is ${this.state}; configuration is allowed only while IDLE`);
+    }
+  }
+
+  /** Throws BAD_STATE unless RUNNING. */
+  protected requireRunning(call: string): void {
+    this.checkAlive(call);
+    if (this.st !== CtxState.RUNNING) throw new DocaError('BAD_STATE', call, `${this.name} is ${this.state}, not RUNNING`);
+  }
+
+  /** Records a `*_task_*_set_conf` (IDLE only). */
+  protected setTaskConf<T extends Task>(call: string, type: string, onSuccess: TaskCompletionCb<T>, onError: TaskCompletionCb<T>, numTasks: number, max: number): void {
+    this.requireIdle(call);
+    if (typeof onSuccess !== 'function' || typeof onError !== 'function') {
+      throw new DocaError('INVALID_VALUE', call, 'the success and error callbacks must be functions');
+    }
+    if (!Number.isInteger(numTasks) || numTasks < 1 || numTasks > max) {
+      throw new DocaError('INVALID_VALUE', call, `num_tasks ${numTasks} is not an integer in [1, ${max}]`);
+    }
+    this.confs.set(type, new TaskConf(type, onSuccess as TaskCompletionCb<Task>, onError as TaskCompletionCb<Task>, numTasks));
+  }
+
+  /** The recorded conf of a task type, if any. */
+  protected taskConf(type: string): TaskConf | undefined {
+    return this.confs.get(type);
+  }
+
+  /** Takes a task from its type's pool (`*_alloc_init`): NO_MEMORY when exhausted or not configured. */
+  protected allocTask<T extends Task>(call: string, type: string, make: (conf: TaskConf) => T): T {
+    this.requireRunning(call);
+    const conf = this.confs.get(type);
+    if (!conf) throw new DocaError('NO_MEMORY', call, `no ${type} tasks were configured before start`);
+    if (conf.live >= conf.capacity) throw new DocaError('NO_MEMORY', call, `all ${conf.capacity} ${type} tasks are allocated`);
+    const task = make(conf);
+    conf.live++;
+    return task;
+  }
+
+  /** Queues a task's completion for `progress()`; `err` undefined means success. */
+  protected completeTask(task: Task, err?: DocaError): void {
+    if (task._queueCompletion(err)) this.enqueue(task);
+  }
+
+  /** Queues an event or transition callback for `progress()`. */
+  protected queueEvent(fn: () => void): void {
+    this.enqueue(fn);
+  }
+
+  /** An asynchronous start finished: STARTING -> RUNNING inside the next `progress()`. */
+  protected startCompleted(): void {
+    this.enqueue(() => {
+      if (this.st === CtxState.STARTING) this.setState(CtxState.RUNNING);
+    });
+  }
+
+  /**
+   * A fatal error (e.g. the peer died): the context moves to STOPPING inside `progress()` and its
+   * in-flight tasks fail with `err`.
+   */
+  protected fail(err: DocaError): void {
+    this.enqueue(() => {
+      if (this.st === CtxState.STARTING || this.st === CtxState.RUNNING) this.beginStop(err);
+    });
+  }
+
+  /** The error tasks are flushed with while stopping. */
+  protected get flushError(): DocaError | undefined {
+    return this.stopError;
+  }
+
+  /** Subclasses' destroy: only while IDLE (IN_USE otherwise); detaches from the engine. */
+  protected destroyContext(call: string): void {
+    this.checkAlive(call);
+    if (this.st !== CtxState.IDLE) throw new DocaError('IN_USE', call, `${this.name} is ${this.state}; stop it and wait for IDLE first`);
+    this.engine?._detach(this);
+    this.engine = undefined;
+    this.destroyed = true;
+  }
+
+  get isDestroyed(): boolean {
+    return this.destroyed;
+  }
+
+  // ---- internals ----------------------------------------------------------------------------------
+
+  /** @internal Task.submit lands here. */
+  _submitTask(task: Task): void {
+    this.requireRunning('doca_task_submit');
+    const previous = task._stateName as 'allocated' | 'completed';
+    task._markSubmitted();
+    this.link(task);
+    try {
+      task._execute();
+    } catch (err) {
+      this.unlink(task);
+      task._unmarkSubmitted(previous);
+      throw err;
+    }
+  }
+
+  /** @internal a task was freed: a STOPPING context may now reach IDLE. */
+  _taskFreed(): void {
+    if (this.st === CtxState.STOPPING) this.engine?._signal();
+  }
+
+  private liveTasks(): number {
+    let n = 0;
+    for (const conf of this.confs.values()) n += conf.live;
+    return n;
+  }
+
+  private enqueue(item: Work): void {
+    this.work.push(item);
+    this.engine?._signal();
+  }
+
+  private dispatch(task: Task): void {
+    this.unlink(task);
+    task._dispatch(this.userDataValue);
+  }
+
+  private link(task: Task): void {
+    task._prev = undefined;
+    task._next = this.inflightHead;
+    if (this.inflightHead) this.inflightHead._prev = task;
+    this.inflightHead = task;
+    this.inflight++;
+  }
+
+  private unlink(task: Task): void {
+    if (task._prev) task._prev._next = task._next;
+    else if (this.inflightHead === task) this.inflightHead = task._next;
+    if (task._next) task._next._prev = task._prev;
+    task._prev = task._next = undefined;
+    this.inflight--;
+  }
+
+  private beginStop(err: DocaError): void {
+    const prev = this.st;
+    this.st = CtxState.STOPPING;
+    this.stopError = err;
+    this._doStop();
+    for (let t = this.inflightHead; t; t = t._next) this.completeTask(t, err);
+    if (this.work.length === 0 && this.inflight === 0 && this.liveTasks() === 0 && this._stopComplete()) {
+      this.st = prev;
+      this.finishStop();
+    } else {
+      this.notifyState(prev, CtxState.STOPPING);
+    }
+  }
+
+  private finishStop(): void {
+    this.setState(CtxState.IDLE);
+    this._onIdle();
+  }
+
+  private setState(next: CtxState): void {
+    const prev = this.st;
+    this.st = next;
+    this.notifyState(prev, next);
+  }
+
+  private notifyState(prev: CtxState, next: CtxState): void {
+    for (const w of [...this.stateWaiters]) {
+      if (w.target === next) w.resolve();
+      else if (next === CtxState.IDLE) {
+        w.reject(this.stopError ?? new DocaError('BAD_STATE', 'waitForState', `${this.name} became IDLE before reaching ${NAMES[w.target]}`));
+      }
+    }
+    this.stateCb?.(this.userDataValue, this, prev, next);
+  }
+
+  private checkAlive(call: string): void {
+    if (this.destroyed) throw new DocaError('BAD_STATE', call, `${this.name} was destroyed`);
+  }
+}

@@ -1,0 +1,50 @@
+/** The one way softdpu waits for something beyond DOCA's API: with an optional AbortSignal and timeout. */
+
+export interface WaitOptions {
+  signal?: AbortSignal;
+  /** Default: no timeout. */
+  timeoutMs?: number;
+}
+
+/**
+ * A promise settled by whatever `attach` hooks up, or by the signal (rejects with its reason), or by the
+ * timeout (settles with what `onTimeout` returns: an Error rejects, anything else resolves). The detach
+ * function `attach` returns runs exactly once, however the wait ends.
+ */
+export function boundedWait<T>(
+  options: WaitOptions,
+  onTimeout: () => T | Error,
+  attach: (resolve: (value: T) => void, reject: (err: unknown) => void) => () => void,
+): Promise<T> {
+  const { signal, timeoutMs } = options;
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    let settled = false;
+    let timer: NodeJS.Timeout | undefined;
+    let detach: () => void = () => {};
+    const finish = (settle: () => void) => {
+      if (settled) return;
+      settled = true;
+      if (timer) clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      detach();
+      settle();
+    };
+    const onAbort = () => finish(() => reject(signal!.reason));
+    detach = attach(
+      (value) => finish(() => resolve(value)),
+      (err) => finish(() => reject(err)),
+    );
+    if (settled) {
+      detach();
+      return;
+    }
+    signal?.addEventListener('abort', onAbort, { once: true });
+    if (timeoutMs !== undefined) {
+      timer = setTimeout(() => {
+        const outcome = onTimeout();
+        finish(() => (outcome instanceof Error ? reject(outcome) : resolve(outcome)));
+      }, timeoutMs);
+    }
+  });
+}
