@@ -8,8 +8,8 @@ import { DocaError } from '../core/error.js';
 import { PciAddress } from './pci.js';
 
 export type Side = 'dpu' | 'host';
-/** `enum doca_pci_func_type`. */
-export type PciFuncType = 'PF' | 'VF' | 'SF';
+/** A host function's kind (`enum doca_pci_func_type` as text). */
+export type FunctionType = 'PF' | 'VF' | 'SF';
 
 /** What `doca_comch_cap_*` answers. */
 export interface ComchCaps {
@@ -85,7 +85,7 @@ export interface DeviceSpec {
   readonly activeRate: number;
   readonly vhcaId: number;
   /** Host functions only. */
-  readonly funcType?: PciFuncType;
+  readonly funcType?: FunctionType;
   /** Arm devices only: the host functions they represent. */
   readonly representors: readonly RepresentorSpec[];
   readonly caps: Caps;
@@ -95,7 +95,7 @@ export interface DeviceSpec {
 export interface RepresentorSpec {
   /** The represented host function's PCI address (`doca_devinfo_rep_get_pci_addr_str`). */
   readonly pci: PciAddress;
-  readonly funcType: PciFuncType;
+  readonly funcType: FunctionType;
   readonly iface: string;
   readonly vuid: string;
   readonly vhcaId: number;
@@ -258,7 +258,7 @@ export function parseTopology(doc: unknown, source: string): Topology {
       const fn = object(raw, hp, ['pci', 'type', 'ibdev', 'iface', 'mac', 'arm', 'emulated', 'hotplug', 'sfnum']);
       const addr = pci(fn, 'pci', hp);
       claim(addr, hp);
-      const type = (fn.type ?? 'PF') as PciFuncType;
+      const type = (fn.type ?? 'PF') as FunctionType;
       if (!['PF', 'VF', 'SF'].includes(type)) fail(`${hp}.type`, `${JSON.stringify(fn.type)} is not PF, VF or SF`);
       for (const key of ['emulated', 'hotplug'] as const) {
         if (fn[key] !== undefined && typeof fn[key] !== 'boolean') fail(`${hp}.${key}`, 'must be true or false');
