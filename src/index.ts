@@ -5,6 +5,16 @@
 export * from './core/error.js';
 export * from './core/log.js';
 export * from './core/caps.js';
+export * from './core/devinfo.js';
+export * from './core/dev.js';
+export * from './core/pe.js';
+export * from './core/ctx.js';
+export * from './core/task.js';
+export * from './core/mmap.js';
+export * from './core/buf.js';
+export { allocSharedMemory, freeSharedMemory } from './core/memory.js';
+export * from './comch/caps.js';
+export * from './sync-event/caps.js';
 export { Fabric, currentFabric, useFabric, type FabricOptions } from './fabric/fabric.js';
 export { PciAddress } from './fabric/pci.js';
 export {
@@ -15,7 +25,7 @@ export {
   parseTopology,
   type Caps,
   type DeviceSpec,
-  type PciFuncType,
+  type FunctionType,
   type RepresentorSpec,
   type Side,
   type Topology,

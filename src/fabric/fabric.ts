@@ -2,6 +2,8 @@
  * A fabric: one emulated machine, its runtime directory and its topology. Every process that opens a
  * device joins a fabric; joining sweeps what dead processes left in the directory.
  */
+import { createHash } from 'node:crypto';
+import { realpathSync, statSync } from 'node:fs';
 import { ensureFabricDir, resolveFabricDir, type SweepReport, sweepFabricDir } from './dir.js';
 import { socketPath } from './names.js';
 import type { PciAddress } from './pci.js';
@@ -20,6 +22,8 @@ export class Fabric {
   private constructor(
     readonly dir: string,
     readonly topology: Topology,
+    /** 8 bytes naming this fabric (its directory's path and inode): export blobs carry it. */
+    readonly id: Uint8Array,
   ) {}
 
   /** Joins (creating if needed) the fabric and sweeps the leftovers of dead processes. */
@@ -28,7 +32,10 @@ export class Fabric {
     const dir = resolveFabricDir(options.dir);
     ensureFabricDir(dir);
     if (options.sweep !== false) sweepFabricDir(dir);
-    return new Fabric(dir, topology);
+    const real = realpathSync(dir);
+    const st = statSync(real);
+    const id = createHash('sha256').update(`${real}\0${st.dev}\0${st.ino}`).digest().subarray(0, 8);
+    return new Fabric(real, topology, new Uint8Array(id));
   }
 
   /** Removes what dead processes left (`softdpu fabric clean`). */
