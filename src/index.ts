@@ -31,3 +31,8 @@ export {
   type Topology,
 } from './fabric/topology.js';
 export { Segment, type SegmentDescriptor, type AsyncWaitOptions, type WaitOutcome } from './fabric/segment.js';
+export { ComchServer, type ComchConnectionStatusCb } from './comch/server.js';
+export { ComchClient } from './comch/client.js';
+export { ComchConnection, ComchCounter } from './comch/connection.js';
+export { ComchSendTask } from './comch/send-task.js';
+export { type ComchEvent, type ComchMessage, type ComchMsgRecvCb, type ComchConsumerEventCb } from './comch/comch-ctx.js';

@@ -46,7 +46,9 @@ export abstract class Context {
   private stateCb: CtxStateChangedCb | undefined;
   private userDataValue: unknown;
   private readonly work = new Fifo<Work>();
+  /** In-flight tasks in submission order (an intrusive list: no allocation per task). */
   private inflightHead: Task | undefined;
+  private inflightTail: Task | undefined;
   private inflight = 0;
   private readonly confs = new Map<string, TaskConf>();
   private stopError: DocaError | undefined;
@@ -84,7 +86,7 @@ export abstract class Context {
     this.checkAlive('doca_ctx_stop');
     if (this.st === CtxState.IDLE) throw new DocaError('BAD_STATE', 'doca_ctx_stop', `${this.name} is already IDLE`);
     if (this.st === CtxState.STOPPING) return 'DOCA_ERROR_IN_PROGRESS';
-    this.beginStop(new DocaError('SHUTDOWN', 'doca_ctx_stop', `${this.name} was stopped`));
+    this.beginStop(new DocaError('SHUTDOWN', 'doca_ctx_stop', `${this.name} was stopped`), true);
     return this.getState() === CtxState.IDLE ? 'DOCA_SUCCESS' : 'DOCA_ERROR_IN_PROGRESS';
   }
 
@@ -142,14 +144,33 @@ export abstract class Context {
   }
 
   /**
-   * Stops (if not IDLE) and resolves once IDLE: the `await using` path. Children (connections,
-   * producers, consumers) are the subclasses' business; see each library's teardown helper.
+   * Stops (if not IDLE) and resolves once IDLE, progressing the engine itself between turns of the event
+   * loop (harmless next to a running `pe.run()`). Rejects with TIME_OUT after `timeoutMs` (default 10 s).
    */
   async stopAndWait(options: WaitOptions = {}): Promise<void> {
     if (this.st === CtxState.IDLE) return;
-    const idle = this.waitForState('IDLE', options);
+    const idle = this.waitForState('IDLE', { timeoutMs: 10_000, ...options });
     if (this.st !== CtxState.STOPPING) this.stop();
+    let settled = false;
+    idle.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    while (!settled && this.engine) {
+      if (!this.engine.progress()) await new Promise<void>((resolve) => setImmediate(resolve));
+      else await Promise.resolve();
+    }
     await idle;
+  }
+
+  /** `doca_<library>_destroy`: only while IDLE (IN_USE otherwise). */
+  abstract destroy(): void;
+
+  /** `await using ctx = ...`: stops, waits for IDLE, destroys. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    if (this.destroyed) return;
+    await this.stopAndWait();
+    this.destroy();
   }
 
   // ---- for progress engines -----------------------------------------------------------------------
@@ -165,7 +186,10 @@ export abstract class Context {
   /** @internal runs at most one unit of work: a transition, a completion or an event. */
   _progressOne(): boolean {
     let item = this.work.shift();
-    if (item === undefined && this._poll()) item = this.work.shift();
+    if (item === undefined) {
+      this._poll();
+      item = this.work.shift();
+    }
     if (item !== undefined) {
       if (item instanceof Task) this.dispatch(item);
       else item();
@@ -211,10 +235,8 @@ export abstract class Context {
   /** Called once IDLE is reached, to release what the run used. */
   protected _onIdle(): void {}
 
-  /** Looks at shared memory and sockets for work and queues it; true if something was queued. */
-  protected _poll(): boolean {
-    return false;
-  }
+  /** Looks at shared memory for work and queues it (completions, events); called when the queue is empty. */
+  protected _poll(): void {}
 
   /** Throws the configuration error (BAD_STATE or NOT_PERMITTED) unless IDLE. */
   protected requireIdle(call: string): void {
@@ -276,12 +298,12 @@ export abstract class Context {
   }
 
   /**
-   * A fatal error (e.g. the peer died): the context moves to STOPPING inside `progress()` and its
-   * in-flight tasks fail with `err`.
+   * A fatal error (e.g. the peer died): the context moves to STOPPING inside `progress()` (always through
+   * STOPPING, as DOCA describes), its in-flight tasks fail with `err`, and it reaches IDLE in a later one.
    */
   protected fail(err: DocaError): void {
     this.enqueue(() => {
-      if (this.st === CtxState.STARTING || this.st === CtxState.RUNNING) this.beginStop(err);
+      if (this.st === CtxState.STARTING || this.st === CtxState.RUNNING) this.beginStop(err, false);
     });
   }
 
@@ -342,28 +364,31 @@ export abstract class Context {
   }
 
   private link(task: Task): void {
-    task._prev = undefined;
-    task._next = this.inflightHead;
-    if (this.inflightHead) this.inflightHead._prev = task;
-    this.inflightHead = task;
+    task._next = undefined;
+    task._prev = this.inflightTail;
+    if (this.inflightTail) this.inflightTail._next = task;
+    else this.inflightHead = task;
+    this.inflightTail = task;
     this.inflight++;
   }
 
   private unlink(task: Task): void {
     if (task._prev) task._prev._next = task._next;
-    else if (this.inflightHead === task) this.inflightHead = task._next;
+    else this.inflightHead = task._next;
     if (task._next) task._next._prev = task._prev;
+    else this.inflightTail = task._prev;
     task._prev = task._next = undefined;
     this.inflight--;
   }
 
-  private beginStop(err: DocaError): void {
+  /** Enters STOPPING and flushes; a `stop()` with nothing left to wait for goes straight to IDLE. */
+  private beginStop(err: DocaError, direct: boolean): void {
     const prev = this.st;
     this.st = CtxState.STOPPING;
     this.stopError = err;
     this._doStop();
     for (let t = this.inflightHead; t; t = t._next) this.completeTask(t, err);
-    if (this.work.length === 0 && this.inflight === 0 && this.liveTasks() === 0 && this._stopComplete()) {
+    if (direct && this.work.length === 0 && this.inflight === 0 && this.liveTasks() === 0 && this._stopComplete()) {
       this.st = prev;
       this.finishStop();
     } else {

@@ -349,6 +349,15 @@ export function loadTopology(path?: string): Topology {
   return file ? loadTopologyFile(file) : parseTopology(DEFAULT_TOPOLOGY_JSON, 'default');
 }
 
+/** The representor (on some Arm device) of host function `address`, if the topology has one. */
+export function representorOf(topology: Topology, address: string | PciAddress): RepresentorSpec | undefined {
+  for (const device of topology.devices) {
+    const rep = device.representors.find((r) => r.pci.equals(address));
+    if (rep) return rep;
+  }
+  return undefined;
+}
+
 /** Finds a device by PCI address, in either written form. */
 export function findDevice(topology: Topology, address: string | PciAddress): DeviceSpec | undefined {
   return topology.devices.find((d) => d.pci.equals(address));

@@ -1,0 +1,201 @@
+/**
+ * The comch client (`struct doca_comch_client`): runs on a host function and connects to the server of
+ * that exact name bound to its own function's representor. Start is asynchronous: the client stays
+ * STARTING, retrying every 100 ms until the server is up, and reaches RUNNING inside `progress()`.
+ * Connecting needs turns of Node's event loop (a socket handshake), so progress it with `pe.run()` or a
+ * loop that awaits between calls; once RUNNING, the data path works in a purely synchronous loop.
+ */
+import { connect, type Socket } from 'node:net';
+import { CtxState } from '../core/ctx.js';
+import type { Dev } from '../core/dev.js';
+import { DocaError } from '../core/error.js';
+import { sdkLogSource } from '../core/log.js';
+import type { WaitOptions } from '../core/wait.js';
+import { isAlive, self } from '../fabric/liveness.js';
+import { findService } from '../fabric/rendezvous.js';
+import { Segment } from '../fabric/segment.js';
+import { representorOf } from '../fabric/topology.js';
+import { comchCapClientIsSupported, comchCapGetMaxNameLen } from './caps.js';
+import { ComchCtx } from './comch-ctx.js';
+import { ComchConnection } from './connection.js';
+import { connLayout, matchesLayout } from './layout.js';
+import { checkServerName, rejectError, SERVER_KIND, serverKey } from './server.js';
+import { encodeHello, encodeReady, FrameReader, FrameType, WireError } from './wire.js';
+
+const log = sdkLogSource('comch_client');
+const RETRY_MS = 100;
+const HANDSHAKE_TIMEOUT_MS = 5000;
+
+export class ComchClient extends ComchCtx {
+  private retryTimer: NodeJS.Timeout | undefined;
+  private socket: Socket | undefined;
+  private readonly nameBytes: Uint8Array;
+
+  private constructor(
+    private readonly dev: Dev,
+    /** The name of the server to connect to. */
+    readonly serverName: string,
+  ) {
+    super('doca_comch_client', dev.asDevinfo());
+    this.nameBytes = new TextEncoder().encode(serverName);
+    dev._acquire(this, 'doca_comch_client_create');
+  }
+
+  /** `doca_comch_client_create`: NOT_SUPPORTED on the DPU's Arm side (clients run on the host). */
+  static create(dev: Dev, serverName: string): ComchClient {
+    const call = 'doca_comch_client_create';
+    if (!dev?.isOpen) throw new DocaError('INVALID_VALUE', call, 'the device must be open');
+    const info = dev.asDevinfo();
+    if (!comchCapClientIsSupported(info)) {
+      throw new DocaError('NOT_SUPPORTED', call, `${info.spec.pci} is on the DPU's Arm side; a comch client runs only on the host`);
+    }
+    checkServerName(call, serverName, comchCapGetMaxNameLen(info));
+    return new ComchClient(dev, serverName);
+  }
+
+  /** `doca_comch_client_destroy`: only while IDLE (IN_USE otherwise). */
+  destroy(): void {
+    this.destroyContext('doca_comch_client_destroy');
+    this.dev._release(this);
+  }
+
+  /** `doca_comch_client_get_device`. */
+  getDevice(): Dev {
+    return this.dev;
+  }
+
+  /** `doca_comch_client_get_connection`: the client's one connection, once RUNNING (BAD_STATE before). */
+  getConnection(): ComchConnection {
+    this.requireRunning('doca_comch_client_get_connection');
+    return this.conns[0]!;
+  }
+
+  /** Promise adapter: resolves with the connection once RUNNING (keep the engine progressing). */
+  async connected(options: WaitOptions = {}): Promise<ComchConnection> {
+    await this.waitForState('RUNNING', options);
+    return this.getConnection();
+  }
+
+  /** The connection ended: the client fails (RUNNING -> STOPPING -> IDLE), flushing held-back sends with `reason`. */
+  _closed(connection: ComchConnection, reason: DocaError): void {
+    this.removeConnection(connection);
+    this.fail(reason);
+  }
+
+  protected _doStart(): boolean {
+    this.retryTimer = setTimeout(() => this.attempt(), 0);
+    return false;
+  }
+
+  protected override _doStop(): void {
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    this.socket?.destroy();
+    this.socket = undefined;
+    const reason = new DocaError('SHUTDOWN', 'doca_ctx_stop', 'the client stopped');
+    for (const conn of this.conns) conn._leave(reason);
+  }
+
+  protected override _stopComplete(): boolean {
+    return this.conns.length === 0;
+  }
+
+  private retry(): void {
+    this.socket = undefined;
+    if (this.getState() !== CtxState.STARTING) return;
+    this.retryTimer = setTimeout(() => this.attempt(), RETRY_MS);
+  }
+
+  /** One connection attempt: find the server's socket, then HELLO -> WELCOME -> READY. */
+  private attempt(): void {
+    this.retryTimer = undefined;
+    const fabric = this.dev.fabric;
+    const pci = this.devinfo.spec.pci;
+    const rep = representorOf(fabric.topology, pci);
+    if (!rep) {
+      this.fail(new DocaError('NOT_FOUND', 'doca_ctx_start', `no DPU in topology ${fabric.topology.source} represents ${pci}`));
+      return;
+    }
+    const [path] = findService(fabric, SERVER_KIND, serverKey(rep.arm.toString(), pci.toString(), this.nameBytes));
+    if (!path) return this.retry();
+    const socket = connect(path);
+    this.socket = socket;
+    const reader = new FrameReader();
+    let settled = false;
+    const timer = setTimeout(() => giveUp('the server did not answer the handshake in time'), HANDSHAKE_TIMEOUT_MS);
+    const giveUp = (why: string) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      log.dbg(`client for ${JSON.stringify(this.serverName)}: ${why}; retrying`);
+      socket.destroy();
+      if (this.socket === socket) this.retry();
+    };
+    socket.on('error', () => {});
+    socket.on('close', () => giveUp('the connection closed during the handshake'));
+    socket.on('connect', () =>
+      socket.write(
+        encodeHello({
+          pid: self.pid,
+          start: self.start,
+          clientPci: pci.toString(),
+          armPci: rep.arm.toString(),
+          maxMsgSize: this.maxMsgSize,
+          recvQueueSize: this.recvQueueSize,
+          name: this.nameBytes,
+        }),
+      ),
+    );
+    socket.on('data', (chunk: Buffer) => {
+      if (settled) return;
+      let frames;
+      try {
+        frames = reader.push(chunk);
+      } catch (err) {
+        return giveUp(`bad handshake from the server: ${(err as WireError).message}`);
+      }
+      const frame = frames[0];
+      if (!frame) return;
+      settled = true;
+      clearTimeout(timer);
+      socket.removeAllListeners('data');
+      socket.removeAllListeners('close');
+      if (frame.type === FrameType.REJECT) {
+        socket.destroy();
+        this.fail(rejectError(frame.reject.code, frame.reject.reason));
+        return;
+      }
+      if (frame.type !== FrameType.WELCOME) {
+        socket.destroy();
+        this.fail(new DocaError('CONNECTION_ABORTED', 'comch client', `the server answered with frame type ${frame.type}`));
+        return;
+      }
+      this.established(socket, frame.welcome);
+    });
+  }
+
+  private established(socket: Socket, w: { pid: number; start: number; segment: Parameters<typeof Segment.open>[0]; msgSize: number; c2sSlots: number; s2cSlots: number }): void {
+    const layout = connLayout(w.msgSize, w.c2sSlots, w.s2cSlots);
+    let segment: Segment;
+    try {
+      if (!isAlive({ pid: w.pid, start: w.start }) || w.msgSize > this.maxMsgSize || w.s2cSlots !== this.recvQueueSize) {
+        throw new DocaError('CONNECTION_ABORTED', 'comch client', 'the server answered with a connection this client did not ask for');
+      }
+      segment = Segment.open(w.segment, 'comch client');
+      if (!matchesLayout(segment, layout)) {
+        segment.close();
+        throw new DocaError('CONNECTION_ABORTED', 'comch client', 'the connection segment does not have the announced layout');
+      }
+    } catch (err) {
+      socket.destroy();
+      this.fail(err instanceof DocaError ? err : new DocaError('CONNECTION_ABORTED', 'comch client', String(err)));
+      return;
+    }
+    this.socket = undefined;
+    const conn = new ComchConnection(this, 'client', socket, segment, layout, { pid: w.pid, start: w.start });
+    this.conns.push(conn);
+    socket.write(encodeReady());
+    log.info(`client for ${JSON.stringify(this.serverName)} connected to server pid ${w.pid}`);
+    this.startCompleted();
+  }
+}

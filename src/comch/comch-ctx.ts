@@ -1,0 +1,224 @@
+/**
+ * What a comch server and a comch client share: message size and queue depth configuration, the send
+ * task pool, the receive and consumer event registrations, and polling their connections.
+ */
+import { Context, CtxState } from '../core/ctx.js';
+import type { Devinfo } from '../core/devinfo.js';
+import { DocaError } from '../core/error.js';
+import { PullIterator } from '../core/pull.js';
+import type { TaskCompletionCb } from '../core/task.js';
+import type { WaitOptions } from '../core/wait.js';
+import { comchCapGetMaxMsgSize, comchCapGetMaxRecvQueueSize, comchCapGetMaxSendTasks } from './caps.js';
+import type { ComchConnection } from './connection.js';
+import { ComchSendTask } from './send-task.js';
+
+/** The receive event (`struct doca_comch_event_msg_recv`): names the context it came from. */
+export interface ComchEvent {
+  readonly ctx: ComchCtx;
+}
+
+/** `doca_comch_event_msg_recv_cb_t`: `recvBuffer` is a copy the callback may keep. */
+export type ComchMsgRecvCb = (event: ComchEvent, recvBuffer: Uint8Array, msgLen: number, connection: ComchConnection) => void;
+
+/** `doca_comch_event_consumer_cb_t`: a remote consumer was created or expired. */
+export type ComchConsumerEventCb = (event: ComchEvent, connection: ComchConnection, consumerId: number) => void;
+
+/** A message with the connection it came on, as the context-wide iterator yields it. */
+export interface ComchMessage {
+  connection: ComchConnection;
+  data: Uint8Array;
+}
+
+/** Default receive queue depth when `set_recv_queue_size` is never called (DOCA does not publish one). */
+export const DEFAULT_RECV_QUEUE_SIZE = 64;
+
+export abstract class ComchCtx extends Context {
+  protected maxMsgSize: number;
+  protected recvQueueSize: number;
+  private recvCb: ComchMsgRecvCb | undefined;
+  protected consumerNewCb: ComchConsumerEventCb | undefined;
+  protected consumerExpiredCb: ComchConsumerEventCb | undefined;
+  protected readonly conns: ComchConnection[] = [];
+  private iterator: PullIterator<ComchMessage> | undefined;
+  private next = 0;
+  protected readonly event: ComchEvent = { ctx: this };
+
+  protected constructor(
+    /** DOCA's prefix for this context's calls, e.g. 'doca_comch_server'. */
+    protected readonly prefix: string,
+    readonly devinfo: Devinfo,
+  ) {
+    super(prefix);
+    this.maxMsgSize = comchCapGetMaxMsgSize(devinfo);
+    this.recvQueueSize = Math.min(DEFAULT_RECV_QUEUE_SIZE, comchCapGetMaxRecvQueueSize(devinfo));
+  }
+
+  /** `doca_comch_{server,client}_set_max_msg_size`: at most `comchCapGetMaxMsgSize`. */
+  setMaxMsgSize(size: number): void {
+    const call = `${this.prefix}_set_max_msg_size`;
+    this.requireIdle(call);
+    const cap = comchCapGetMaxMsgSize(this.devinfo);
+    if (!Number.isInteger(size) || size < 1 || size > cap) throw new DocaError('INVALID_VALUE', call, `max_msg_size ${size} is not an integer in [1, ${cap}]`);
+    this.maxMsgSize = size;
+  }
+
+  /** `doca_comch_{server,client}_get_max_msg_size`: this side's setting (default: the capability). */
+  getMaxMsgSize(): number {
+    return this.maxMsgSize;
+  }
+
+  /** `doca_comch_{server,client}_set_recv_queue_size`: at most `comchCapGetMaxRecvQueueSize`. */
+  setRecvQueueSize(size: number): void {
+    const call = `${this.prefix}_set_recv_queue_size`;
+    this.requireIdle(call);
+    const cap = comchCapGetMaxRecvQueueSize(this.devinfo);
+    if (!Number.isInteger(size) || size < 1 || size > cap) throw new DocaError('INVALID_VALUE', call, `recv_queue_size ${size} is not an integer in [1, ${cap}]`);
+    this.recvQueueSize = size;
+  }
+
+  /** `doca_comch_{server,client}_get_recv_queue_size` (default 64, or the capability if smaller). */
+  getRecvQueueSize(): number {
+    return this.recvQueueSize;
+  }
+
+  /** `doca_comch_{server,client}_task_send_set_conf`. */
+  taskSendSetConf(onSuccess: TaskCompletionCb<ComchSendTask>, onError: TaskCompletionCb<ComchSendTask>, numSendTasks: number): void {
+    this.setTaskConf(`${this.prefix}_task_send_set_conf`, 'send', onSuccess, onError, numSendTasks, comchCapGetMaxSendTasks(this.devinfo));
+  }
+
+  /**
+   * `doca_comch_{server,client}_task_send_alloc_init`: a send of `message` on `connection`. NO_MEMORY when
+   * the pool is exhausted, INVALID_VALUE above the connection's message size, NOT_CONNECTED once it
+   * ended. A zero-length message is allowed and arrives as a zero-length receive event.
+   */
+  taskSendAllocInit(connection: ComchConnection, message: Uint8Array): ComchSendTask {
+    const call = `${this.prefix}_task_send_alloc_init`;
+    this.requireRunning(call);
+    this._checkMessage(call, connection, message);
+    if (!connection.isConnected) throw new DocaError('NOT_CONNECTED', call, `connection ${connection.id} is disconnected`);
+    return this.allocTask(call, 'send', (conf) => new ComchSendTask(this, conf, connection, message));
+  }
+
+  /** `doca_comch_{server,client}_event_msg_recv_register`. */
+  eventMsgRecvRegister(cb: ComchMsgRecvCb): void {
+    const call = `${this.prefix}_event_msg_recv_register`;
+    this.requireIdle(call);
+    if (typeof cb !== 'function') throw new DocaError('INVALID_VALUE', call, 'the callback must be a function');
+    this.recvCb = cb;
+  }
+
+  /** `doca_comch_{server,client}_event_consumer_register`: the peer created or destroyed a consumer. */
+  eventConsumerRegister(newConsumer: ComchConsumerEventCb, expiredConsumer: ComchConsumerEventCb): void {
+    const call = `${this.prefix}_event_consumer_register`;
+    this.requireIdle(call);
+    if (typeof newConsumer !== 'function' || typeof expiredConsumer !== 'function') throw new DocaError('INVALID_VALUE', call, 'both callbacks must be functions');
+    this.consumerNewCb = newConsumer;
+    this.consumerExpiredCb = expiredConsumer;
+  }
+
+  /** The established connections (a client has at most one). */
+  get connections(): readonly ComchConnection[] {
+    return this.conns;
+  }
+
+  /**
+   * Every connection's messages as one async iterator of `{ connection, data }` (only without a receive
+   * callback; a connection's own iterator takes precedence). Messages leave their queues only while the
+   * iterator waits, so `break` loses nothing. Needs the engine progressed (e.g. `pe.run()`).
+   */
+  messages(options: WaitOptions = {}): AsyncIterableIterator<ComchMessage> {
+    this._checkIterable(`${this.prefix} messages`);
+    if (this.iterator) throw new DocaError('BAD_STATE', `${this.prefix} messages`, 'the context already has a message iterator');
+    const it = new PullIterator<ComchMessage>(
+      () => {
+        if (this.iterator === it) this.iterator = undefined;
+      },
+      () => this._wake(),
+      options,
+    );
+    this.iterator = it;
+    return it;
+  }
+
+  // ---- for connections ----------------------------------------------------------------------------
+
+  /** @internal */
+  _checkIterable(call: string): void {
+    if (this.recvCb) throw new DocaError('BAD_STATE', call, 'a receive callback is registered: use it or iterators, not both');
+  }
+
+  /** @internal */
+  _checkMessage(call: string, connection: ComchConnection, message: Uint8Array): void {
+    if (!this.conns.includes(connection)) throw new DocaError('INVALID_VALUE', call, `connection ${connection?.id} does not belong to this ${this.prefix}`);
+    if (!(message instanceof Uint8Array)) throw new DocaError('INVALID_VALUE', call, 'the message must be a Uint8Array');
+    if (message.length > connection.maxMsgSize) {
+      const why = connection.maxMsgSize < this.maxMsgSize ? ` (the smaller of this side's ${this.maxMsgSize} and the peer's setting)` : '';
+      throw new DocaError('INVALID_VALUE', call, `a ${message.length}-byte message exceeds the connection's max_msg_size ${connection.maxMsgSize}${why}`);
+    }
+  }
+
+  /** @internal a connection has work for the engine. */
+  _wake(): void {
+    this.pe?._signal();
+  }
+
+  /** @internal a send reached the peer's queue (or failed). */
+  _sendDone(task: ComchSendTask, err?: DocaError): void {
+    this.completeTask(task, err);
+  }
+
+  /** @internal whether someone takes messages from `connection` right now. */
+  _listening(connection: ComchConnection): boolean {
+    return this.getState() === CtxState.RUNNING && (this.recvCb !== undefined || connection._iterator?.wants === true || this.iterator?.wants === true);
+  }
+
+  /** @internal a message arrived: queue the callback, or hand it to the waiting iterator. */
+  _received(connection: ComchConnection, data: Uint8Array): void {
+    const cb = this.recvCb;
+    if (cb) {
+      this.queueEvent(() => cb(this.event, data, data.length, connection));
+      return;
+    }
+    const own = connection._iterator?.claim();
+    if (own) {
+      this.queueEvent(() => own(data));
+      return;
+    }
+    const shared = this.iterator?.claim();
+    if (shared) this.queueEvent(() => shared({ connection, data }));
+  }
+
+  /** @internal a connection ended, with the sends it still held back (not yet in the peer's queue). */
+  abstract _closed(connection: ComchConnection, reason: DocaError, heldBack: ComchSendTask[]): void;
+
+  // ---- context hooks ------------------------------------------------------------------------------
+
+  protected override _poll(): void {
+    // A connection that ends removes itself, so walk a snapshot, starting at a rotating index for fairness.
+    const conns = this.conns.slice();
+    const n = conns.length;
+    for (let i = 0; i < n; i++) conns[(this.next + i) % n]!._poll();
+    this.next = n ? (this.next + 1) % n : 0;
+  }
+
+  override _arm(notify: () => void): boolean {
+    let work = super._arm(notify);
+    for (const conn of this.conns) if (conn._arm()) work = true;
+    return work;
+  }
+
+  override _disarm(): void {
+    for (const conn of this.conns) conn._disarm();
+  }
+
+  protected override _onIdle(): void {
+    this.iterator?.end();
+    this.iterator = undefined;
+  }
+
+  /** Forgets a finished connection. */
+  protected removeConnection(connection: ComchConnection): void {
+    const i = this.conns.indexOf(connection);
+    if (i >= 0) this.conns.splice(i, 1);
+  }
+}

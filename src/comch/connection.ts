@@ -1,0 +1,317 @@
+/**
+ * A comch connection (`struct doca_comch_connection`): one client and one server, joined by a shared
+ * segment with a receive ring per direction and a Unix socket for doorbells and end-of-file.
+ *
+ * Sending writes the message into the peer's receive ring and completes the task (DOCA: delivered to the
+ * remote side); a full ring holds tasks back in order (flow control), never drops them. Receiving copies
+ * each message out of the ring (the copy is the caller's to keep) and frees the slot. A side that sleeps
+ * sets its flag in the segment; the other side then writes one doorbell byte on the socket.
+ *
+ * Ending: a DISCONNECT record in the ring (after every earlier message), the socket's end-of-file, a
+ * corrupt record, or the peer found dead by a liveness check. The remaining messages are delivered, the
+ * connection's held-back sends fail through their error callback, and the owner is told once.
+ */
+import type { Socket } from 'node:net';
+import { DocaError } from '../core/error.js';
+import { Fifo } from '../core/fifo.js';
+import { sdkLogSource } from '../core/log.js';
+import { PullIterator } from '../core/pull.js';
+import type { WaitOptions } from '../core/wait.js';
+import { isAlive, type ProcessIdentity } from '../fabric/liveness.js';
+import { RingReader, RingWriter } from '../fabric/ring.js';
+import type { Segment } from '../fabric/segment.js';
+import type { ComchCtx } from './comch-ctx.js';
+import type { ComchClient } from './client.js';
+import { type ConnLayout, OFF_SLEEPING, type Side } from './layout.js';
+import type { ComchServer } from './server.js';
+import type { ComchSendTask } from './send-task.js';
+import { BELL } from './wire.js';
+
+const log = sdkLogSource('comch');
+
+/** `enum doca_comch_counter`. */
+export const ComchCounter = { SENT_MESSAGES: 1, SENT_BYTES: 2, RECV_MESSAGES: 3, RECV_BYTES: 4 } as const;
+export type ComchCounter = (typeof ComchCounter)[keyof typeof ComchCounter];
+
+/** Record types in the rings. */
+export const RecordType = { MSG: 1, DISCONNECT: 2 } as const;
+
+const EMPTY = new Uint8Array(0);
+/** How often a polling side checks that its peer process still lives (event loops see EOF sooner). */
+const LIVENESS_INTERVAL_MS = 200;
+const RECV_BUDGET = 32;
+
+type State = 'connected' | 'disconnecting' | 'closing' | 'closed';
+
+let lastId = 0;
+
+export class ComchConnection {
+  /** `doca_comch_connection_set_user_data` / `get_user_data`. */
+  userData: unknown;
+  /** Process-unique id, for messages. */
+  readonly id = ++lastId;
+  private state: State = 'connected';
+  private readonly writer: RingWriter;
+  private readonly reader: RingReader;
+  private readonly pending = new Fifo<ComchSendTask>();
+  private readonly live = [0, 0, 0, 0, 0];
+  private readonly snapshot = [0, 0, 0, 0, 0];
+  private readonly mine: number;
+  private readonly theirs: number;
+  private iterator: PullIterator<Uint8Array> | undefined;
+  private closeReason: DocaError | undefined;
+  private polls = 0;
+  private checkedAt = performance.now();
+
+  /** @internal made by the server or client once the handshake is done. */
+  constructor(
+    private readonly owner: ComchCtx,
+    readonly side: Side,
+    private readonly socket: Socket,
+    private readonly segment: Segment,
+    readonly layout: ConnLayout,
+    /** The process at the other end. */
+    readonly peer: ProcessIdentity,
+  ) {
+    const out = side === 'server' ? { base: layout.s2cBase, slots: layout.s2cSlots } : { base: layout.c2sBase, slots: layout.c2sSlots };
+    const inc = side === 'server' ? { base: layout.c2sBase, slots: layout.c2sSlots } : { base: layout.s2cBase, slots: layout.s2cSlots };
+    this.writer = new RingWriter(segment, out.base, out.slots, layout.msgSize);
+    this.reader = new RingReader(segment, inc.base, inc.slots, layout.msgSize);
+    this.mine = OFF_SLEEPING[side] / 4;
+    this.theirs = OFF_SLEEPING[side === 'server' ? 'client' : 'server'] / 4;
+    socket.on('data', () => owner._wake());
+    socket.on('error', () => {});
+    socket.on('close', () => this.peerGone(new DocaError('CONNECTION_RESET', 'comch connection', `the peer (pid ${peer.pid}) closed the connection`)));
+  }
+
+  /** `doca_comch_connection_set_user_data`. */
+  setUserData(value: unknown): void {
+    this.userData = value;
+  }
+
+  /** `doca_comch_connection_get_user_data`. */
+  getUserData(): unknown {
+    return this.userData;
+  }
+
+  /** `doca_comch_server_get_server_ctx`: the owning server, or undefined for a client's connection. */
+  getServerCtx(): ComchServer | undefined {
+    return this.side === 'server' ? (this.owner as unknown as ComchServer) : undefined;
+  }
+
+  /** `doca_comch_client_get_client_ctx`: the owning client, or undefined for a server's connection. */
+  getClientCtx(): ComchClient | undefined {
+    return this.side === 'client' ? (this.owner as unknown as ComchClient) : undefined;
+  }
+
+  /** True until the connection starts to end. */
+  get isConnected(): boolean {
+    return this.state === 'connected';
+  }
+
+  /** Largest message this connection carries: the smaller of the two sides' `max_msg_size`. */
+  get maxMsgSize(): number {
+    return this.layout.msgSize;
+  }
+
+  /** `doca_comch_connection_update_info`: snapshots the counters. CONNECTION_ABORTED once it ended. */
+  updateInfo(): void {
+    if (this.state !== 'connected' && this.state !== 'disconnecting') {
+      throw new DocaError('CONNECTION_ABORTED', 'doca_comch_connection_update_info', `connection ${this.id} is disconnected`);
+    }
+    for (let i = 1; i <= 4; i++) this.snapshot[i] = this.live[i]!;
+  }
+
+  /** `doca_comch_connection_get_counter`: as of the last `updateInfo()`. */
+  getCounter(counter: ComchCounter): number {
+    if (!(counter >= 1 && counter <= 4 && Number.isInteger(counter))) {
+      throw new DocaError('INVALID_VALUE', 'doca_comch_connection_get_counter', `${String(counter)} is not a doca_comch_counter`);
+    }
+    return this.snapshot[counter]!;
+  }
+
+  /**
+   * Promise adapter: allocates a send task from the owner's pool, submits it, resolves when the message
+   * is in the peer's receive queue (rejects with the task's error), and frees the task.
+   */
+  async send(message: Uint8Array): Promise<void> {
+    const task = this.owner.taskSendAllocInit(this, message);
+    try {
+      await task.submitAsync();
+    } finally {
+      task.free();
+    }
+  }
+
+  /**
+   * The messages of this connection as an async iterator (each a copy). Only without a registered
+   * receive callback, one iterator at a time; messages are taken from the ring only while the iterator
+   * waits, so `break` loses nothing. Needs the owner's engine to be progressed (e.g. `pe.run()`).
+   */
+  messages(options: WaitOptions = {}): AsyncIterableIterator<Uint8Array> {
+    this.owner._checkIterable('ComchConnection.messages');
+    if (this.iterator) throw new DocaError('BAD_STATE', 'ComchConnection.messages', `connection ${this.id} already has an iterator`);
+    const it = new PullIterator<Uint8Array>(
+      () => {
+        if (this.iterator === it) this.iterator = undefined;
+      },
+      () => this.owner._wake(),
+      options,
+    );
+    if (this.state === 'closed') it.end();
+    else this.iterator = it;
+    return it;
+  }
+
+  // ---- for the owner ------------------------------------------------------------------------------
+
+  /** @internal a send task was submitted on this connection. */
+  _send(task: ComchSendTask): void {
+    if (this.state !== 'connected') throw new DocaError('NOT_CONNECTED', 'doca_task_submit', `connection ${this.id} is ${this.state}`);
+    if (this.pending.length === 0 && this.write(task)) {
+      this.ringPeer();
+      return;
+    }
+    this.pending.push(task);
+  }
+
+  /**
+   * @internal one poll: moves held-back sends into the ring, takes messages for whoever listens, checks
+   * the peer's liveness, and finishes an ending connection. Returns how much it did.
+   */
+  _poll(): number {
+    let n = 0;
+    while (this.pending.length > 0 && this.write(this.pending.peek()!)) {
+      this.pending.shift();
+      n++;
+    }
+    n += this.receive();
+    if (n > 0) this.ringPeer();
+    if ((++this.polls & 1023) === 0) this.checkPeer();
+    if (this.state === 'closing' && !this.reader.hasRecord()) this.finish();
+    else if (this.state === 'closing' && !this.owner._listening(this)) this.finish();
+    return n;
+  }
+
+  /** @internal the server's `doca_comch_server_disconnect`: queues a DISCONNECT behind every earlier send. */
+  _disconnect(call: string): void {
+    if (this.state !== 'connected') throw new DocaError('NOT_CONNECTED', call, `connection ${this.id} is already ${this.state}`);
+    while (this.pending.length > 0 && this.write(this.pending.peek()!)) this.pending.shift();
+    if (this.pending.length > 0 || !this.writer.push(RecordType.DISCONNECT, EMPTY)) {
+      throw new DocaError('AGAIN', call, `the receive queue of connection ${this.id} is full; progress and call again`);
+    }
+    this.state = 'disconnecting';
+    this.ringPeer();
+  }
+
+  /** @internal this side leaves (client stop, server stop): tell the peer, drop held-back sends. */
+  _leave(reason: DocaError): void {
+    if (this.state === 'closing' || this.state === 'closed') return;
+    this.pending.drain();
+    if (this.state === 'connected') this.writer.push(RecordType.DISCONNECT, EMPTY);
+    this.ringPeer();
+    this.closeReason = reason;
+    this.state = 'closing';
+    this.socket.end();
+  }
+
+  /** @internal true when work is waiting (for arming a notification). */
+  _hasWork(): boolean {
+    if (this.state === 'closing' || (this.pending.length > 0 && this.writer.hasRoom())) return true;
+    const rec = this.reader.peek();
+    return rec !== undefined && (rec.type !== RecordType.MSG || this.owner._listening(this));
+  }
+
+  /** @internal announce that this side sleeps; true if there is work already (then do not sleep). */
+  _arm(): boolean {
+    Atomics.store(this.segment.i32, this.mine, 1);
+    return this._hasWork();
+  }
+
+  /** @internal */
+  _disarm(): void {
+    if (!this.segment.closed) Atomics.store(this.segment.i32, this.mine, 0);
+  }
+
+  /** @internal the iterator waiting on this connection, if any. */
+  get _iterator(): PullIterator<Uint8Array> | undefined {
+    return this.iterator;
+  }
+
+  /** @internal ends the connection at once (the owner stopped and the peer did not answer in time). */
+  _abort(): void {
+    this.socket.destroy();
+  }
+
+  // ---- internals ----------------------------------------------------------------------------------
+
+  private write(task: ComchSendTask): boolean {
+    const message = task.getMessage();
+    if (!this.writer.push(RecordType.MSG, message)) return false;
+    this.live[ComchCounter.SENT_MESSAGES]!++;
+    this.live[ComchCounter.SENT_BYTES]! += message.length;
+    this.owner._sendDone(task);
+    return true;
+  }
+
+  private receive(): number {
+    let n = 0;
+    while (n < RECV_BUDGET) {
+      const rec = this.reader.peek();
+      if (!rec) break;
+      if (rec.length < 0 || (rec.type !== RecordType.MSG && rec.type !== RecordType.DISCONNECT)) {
+        log.err(`connection ${this.id}: corrupt record (type ${rec.type}) from pid ${this.peer.pid}; dropping the connection`);
+        this.peerGone(new DocaError('CONNECTION_ABORTED', 'comch connection', `the peer (pid ${this.peer.pid}) wrote a corrupt record`));
+        this.reader.advance();
+        break;
+      }
+      if (rec.type === RecordType.DISCONNECT) {
+        this.reader.advance();
+        this.peerGone(new DocaError('NOT_CONNECTED', 'comch connection', `the peer (pid ${this.peer.pid}) disconnected`));
+        n++;
+        break;
+      }
+      if (!this.owner._listening(this)) break;
+      const bytes = this.reader.copy(rec);
+      this.reader.advance();
+      this.live[ComchCounter.RECV_MESSAGES]!++;
+      this.live[ComchCounter.RECV_BYTES]! += bytes.length;
+      this.owner._received(this, bytes);
+      n++;
+    }
+    return n;
+  }
+
+  private ringPeer(): void {
+    const flags = this.segment.i32;
+    if (Atomics.load(flags, this.theirs) !== 0 && Atomics.compareExchange(flags, this.theirs, 1, 0) === 1 && !this.socket.destroyed) {
+      this.socket.write(BELL);
+    }
+  }
+
+  private checkPeer(): void {
+    const now = performance.now();
+    if (now - this.checkedAt < LIVENESS_INTERVAL_MS) return;
+    this.checkedAt = now;
+    if (!isAlive(this.peer)) this.peerGone(new DocaError('CONNECTION_RESET', 'comch connection', `the peer process ${this.peer.pid} died`));
+  }
+
+  private peerGone(reason: DocaError): void {
+    if (this.state === 'closed') return;
+    if (this.state !== 'closing') {
+      this.closeReason = reason;
+      this.state = 'closing';
+    }
+    this.owner._wake();
+  }
+
+  private finish(): void {
+    this.state = 'closed';
+    const reason = this.closeReason ?? new DocaError('NOT_CONNECTED', 'comch connection', `connection ${this.id} ended`);
+    this.socket.destroy();
+    this.segment.close();
+    this.iterator?.end();
+    this.iterator = undefined;
+    this.owner._closed(this, reason, this.pending.drain());
+  }
+}

@@ -1,0 +1,42 @@
+/** The comch send task (`doca_comch_task_send`): one control-path message on one connection. */
+import type { TaskConf } from '../core/task.js';
+import { Task } from '../core/task.js';
+import type { ComchConnection } from './connection.js';
+import type { ComchCtx } from './comch-ctx.js';
+
+export class ComchSendTask extends Task {
+  /** @internal use `server.taskSendAllocInit` / `client.taskSendAllocInit`. */
+  constructor(
+    ctx: ComchCtx,
+    conf: TaskConf,
+    /** The connection the message goes to. */
+    readonly connection: ComchConnection,
+    private message: Uint8Array,
+  ) {
+    super(ctx, conf);
+  }
+
+  /** `doca_comch_task_send_as_task`: the task itself (TypeScript needs no upcast). */
+  asTask(): Task {
+    return this;
+  }
+
+  /** The message (not copied until it is written into the peer's queue: do not change it after submit). */
+  getMessage(): Uint8Array {
+    return this.message;
+  }
+
+  /**
+   * Replaces the message before a resubmission (softdpu addition: DOCA 3.0 has no setter, so reusing a
+   * task from its completion callback needs one). Same size rules as `taskSendAllocInit`.
+   */
+  setMessage(message: Uint8Array): void {
+    this.check('ComchSendTask.setMessage');
+    (this.getCtx() as ComchCtx)._checkMessage('ComchSendTask.setMessage', this.connection, message);
+    this.message = message;
+  }
+
+  _execute(): void {
+    this.connection._send(this);
+  }
+}

@@ -1,0 +1,273 @@
+/**
+ * The comch server (`struct doca_comch_server`): runs on the DPU's Arm side, bound to the representor of
+ * one host function, and accepts clients of that function that ask for its exact name.
+ */
+import type { Server, Socket } from 'node:net';
+import { type Dev, type DevRep } from '../core/dev.js';
+import { CtxState } from '../core/ctx.js';
+import { DocaError, docaErrorGetName, DocaErrorCode, type DocaErrorName } from '../core/error.js';
+import { sdkLogSource } from '../core/log.js';
+import { isAlive } from '../fabric/liveness.js';
+import { digest } from '../fabric/names.js';
+import { claimName, listenService } from '../fabric/rendezvous.js';
+import type { Segment } from '../fabric/segment.js';
+import { self } from '../fabric/liveness.js';
+import { comchCapGetMaxClients, comchCapGetMaxMsgSize, comchCapGetMaxNameLen, comchCapGetMaxRecvQueueSize, comchCapServerIsSupported } from './caps.js';
+import { ComchCtx, type ComchEvent } from './comch-ctx.js';
+import { ComchConnection } from './connection.js';
+import type { ComchSendTask } from './send-task.js';
+import { connLayout, createConnSegment } from './layout.js';
+import { encodeReject, encodeWelcome, FrameReader, FrameType, type Hello, WireError } from './wire.js';
+
+const log = sdkLogSource('comch_server');
+
+/** `doca_comch_event_connection_status_changed_cb_t`. */
+export type ComchConnectionStatusCb = (event: ComchEvent, connection: ComchConnection, changeSuccessful: boolean) => void;
+
+/** A client gets this long to finish its handshake. */
+const HANDSHAKE_TIMEOUT_MS = 5000;
+/** After a disconnect or a stop, a client gets this long to close its end before it is cut off. */
+const LINGER_MS = 2000;
+export const SERVER_KIND = 'comch-srv';
+
+/** The name a client of function `clientPci` reaching through Arm device `armPci` looks for. */
+export function serverKey(armPci: string, clientPci: string, name: Uint8Array): string {
+  return digest(`${armPci}|${clientPci}|${Buffer.from(name).toString('hex')}`, 22);
+}
+
+/** Checks a server name against `max_name_len` (which counts the NUL). */
+export function checkServerName(call: string, name: string, maxNameLen: number): Uint8Array {
+  if (typeof name !== 'string' || name.length === 0) throw new DocaError('INVALID_VALUE', call, 'the server name must be a non-empty string');
+  const bytes = new TextEncoder().encode(name);
+  if (bytes.includes(0)) throw new DocaError('INVALID_VALUE', call, 'the server name must not contain a NUL byte');
+  if (bytes.length + 1 > maxNameLen) {
+    throw new DocaError('INVALID_VALUE', call, `the name is ${bytes.length} bytes (${bytes.length + 1} with its NUL), more than max_name_len ${maxNameLen}`);
+  }
+  return bytes;
+}
+
+export class ComchServer extends ComchCtx {
+  private lock: Server | undefined;
+  private listener: Server | undefined;
+  private readonly handshakes = new Set<Socket>();
+  private connectCb: ComchConnectionStatusCb | undefined;
+  private disconnectCb: ComchConnectionStatusCb | undefined;
+  private lingerTimer: NodeJS.Timeout | undefined;
+  private readonly nameBytes: Uint8Array;
+
+  private constructor(
+    private readonly dev: Dev,
+    private readonly rep: DevRep,
+    /** The name clients ask for. */
+    readonly serverName: string,
+  ) {
+    super('doca_comch_server', dev.asDevinfo());
+    this.nameBytes = new TextEncoder().encode(serverName);
+    dev._acquire(this, 'doca_comch_server_create');
+    rep._acquire(this, 'doca_comch_server_create');
+  }
+
+  /**
+   * `doca_comch_server_create`: a server for the host function that `rep` represents, on the Arm device
+   * `dev`. NOT_SUPPORTED on a host device; INVALID_VALUE for a name longer than `max_name_len` allows.
+   */
+  static create(dev: Dev, rep: DevRep, name: string): ComchServer {
+    const call = 'doca_comch_server_create';
+    if (!dev?.isOpen) throw new DocaError('INVALID_VALUE', call, 'the device must be open');
+    if (!rep?.isOpen) throw new DocaError('INVALID_VALUE', call, 'the representor must be open');
+    const info = dev.asDevinfo();
+    if (!comchCapServerIsSupported(info)) {
+      throw new DocaError('NOT_SUPPORTED', call, `${info.spec.pci} is a host function; a comch server runs only on the DPU's Arm side`);
+    }
+    if (rep.dev !== dev) throw new DocaError('INVALID_VALUE', call, `representor ${rep.asDevinfo().spec.pci} belongs to ${rep.dev.asDevinfo().spec.pci}, not ${info.spec.pci}`);
+    checkServerName(call, name, comchCapGetMaxNameLen(info));
+    return new ComchServer(dev, rep, name);
+  }
+
+  /** `doca_comch_server_destroy`: only while IDLE (IN_USE otherwise). */
+  destroy(): void {
+    this.destroyContext('doca_comch_server_destroy');
+    this.dev._release(this);
+    this.rep._release(this);
+  }
+
+  /** `doca_comch_server_get_device`. */
+  getDevice(): Dev {
+    return this.dev;
+  }
+
+  /** `doca_comch_server_get_device_rep`. */
+  getDeviceRep(): DevRep {
+    return this.rep;
+  }
+
+  /**
+   * `doca_comch_server_event_connection_status_changed_register`. softdpu calls `connect` once per
+   * established connection and `disconnect` exactly once when it ends (however it ends), both with
+   * `changeSuccessful` true; handshakes that fail never surface (they are logged at SDK level).
+   */
+  eventConnectionStatusChangedRegister(connect: ComchConnectionStatusCb, disconnect: ComchConnectionStatusCb): void {
+    const call = 'doca_comch_server_event_connection_status_changed_register';
+    this.requireIdle(call);
+    if (typeof connect !== 'function' || typeof disconnect !== 'function') throw new DocaError('INVALID_VALUE', call, 'both callbacks must be functions');
+    this.connectCb = connect;
+    this.disconnectCb = disconnect;
+  }
+
+  /**
+   * `doca_comch_server_disconnect`: the client is told after every message sent before; its disconnect
+   * event follows once it closed its end. IN_USE while the connection has producers or consumers, AGAIN
+   * when the client's queue is full (progress and call again), NOT_CONNECTED the second time.
+   */
+  disconnect(connection: ComchConnection): void {
+    const call = 'doca_comch_server_disconnect';
+    this.requireRunning(call);
+    if (!this.conns.includes(connection)) throw new DocaError('NOT_CONNECTED', call, `connection ${connection?.id} is not a live connection of server ${JSON.stringify(this.serverName)}`);
+    connection._disconnect(call);
+    setTimeout(() => connection._abort(), LINGER_MS).unref();
+  }
+
+  _closed(connection: ComchConnection, reason: DocaError, heldBack: ComchSendTask[]): void {
+    this.removeConnection(connection);
+    for (const task of heldBack) this._sendDone(task, reason);
+    log.dbg(`server ${JSON.stringify(this.serverName)}: connection ${connection.id} ended (${reason.code})`);
+    const cb = this.disconnectCb;
+    if (cb) this.queueEvent(() => cb(this.event, connection, true));
+  }
+
+  protected _doStart(): boolean {
+    const call = 'doca_ctx_start';
+    const fabric = this.dev.fabric;
+    const key = serverKey(this.devinfo.spec.pci.toString(), this.rep.asDevinfo().spec.pci.toString(), this.nameBytes);
+    try {
+      this.lock = claimName(fabric, SERVER_KIND, key, call);
+    } catch (err) {
+      if (!DocaError.is(err, 'ALREADY_EXIST')) throw err;
+      throw new DocaError('ALREADY_EXIST', call, `a comch server named ${JSON.stringify(this.serverName)} already runs on ${this.devinfo.spec.pci} for ${this.rep.asDevinfo().spec.pci}`);
+    }
+    try {
+      this.listener = listenService(fabric, SERVER_KIND, key, call, (socket) => this.accept(socket));
+    } catch (err) {
+      this.lock.close();
+      this.lock = undefined;
+      throw err;
+    }
+    log.info(`server ${JSON.stringify(this.serverName)} listening for ${this.rep.asDevinfo().spec.pci}`);
+    return true;
+  }
+
+  protected override _doStop(): void {
+    this.listener?.close();
+    this.lock?.close();
+    this.listener = this.lock = undefined;
+    for (const socket of this.handshakes) socket.destroy();
+    this.handshakes.clear();
+    const reason = new DocaError('SHUTDOWN', 'doca_ctx_stop', `server ${JSON.stringify(this.serverName)} stopped`);
+    for (const conn of this.conns) conn._leave(reason);
+    if (this.conns.length > 0) {
+      this.lingerTimer = setTimeout(() => this.conns.forEach((c) => c._abort()), LINGER_MS);
+      this.lingerTimer.unref();
+    }
+  }
+
+  protected override _stopComplete(): boolean {
+    return this.conns.length === 0;
+  }
+
+  protected override _onIdle(): void {
+    clearTimeout(this.lingerTimer);
+    super._onIdle();
+  }
+
+  /** Runs a client's handshake: HELLO -> (checks) -> WELCOME -> READY -> connection. */
+  private accept(socket: Socket): void {
+    if (this.getState() !== CtxState.RUNNING) {
+      socket.destroy();
+      return;
+    }
+    this.handshakes.add(socket);
+    const reader = new FrameReader();
+    let welcomed: { segment: Segment; hello: Hello; layout: ReturnType<typeof connLayout> } | undefined;
+    let done = false;
+    const finish = () => {
+      done = true;
+      clearTimeout(timer);
+      this.handshakes.delete(socket);
+      socket.removeAllListeners('data');
+      socket.removeAllListeners('close');
+    };
+    const drop = (why: string, reject?: { code: DocaErrorName; reason: string }) => {
+      if (done) return;
+      log.warn(`server ${JSON.stringify(this.serverName)}: ${why}; dropping that peer`);
+      finish();
+      welcomed?.segment.close();
+      if (reject) socket.end(encodeReject({ code: DocaErrorCode[reject.code], reason: reject.reason }));
+      else socket.destroy();
+    };
+    const timer = setTimeout(() => drop(`handshake not finished within ${HANDSHAKE_TIMEOUT_MS} ms`), HANDSHAKE_TIMEOUT_MS);
+    timer.unref();
+    socket.on('error', () => {});
+    socket.on('close', () => drop(reader.partial ? 'the handshake ended in the middle of a frame (truncated)' : 'the peer left during the handshake'));
+    socket.on('data', (chunk: Buffer) => {
+      let frames;
+      try {
+        frames = reader.push(chunk);
+      } catch (err) {
+        const e = err as WireError;
+        drop(`bad handshake: ${e.message}`, e.version ? { code: 'DOCA_ERROR_UNSUPPORTED_VERSION', reason: e.message } : undefined);
+        return;
+      }
+      for (const frame of frames) {
+        if (done) return;
+        if (!welcomed && frame.type === FrameType.HELLO) {
+          const refusal = this.check(frame.hello);
+          if (refusal) return drop(refusal.reason, refusal);
+          const layout = connLayout(Math.min(this.maxMsgSize, frame.hello.maxMsgSize), this.recvQueueSize, frame.hello.recvQueueSize);
+          const segment = createConnSegment(layout);
+          welcomed = { segment, hello: frame.hello, layout };
+          socket.write(
+            encodeWelcome({ pid: self.pid, start: self.start, segment: segment.descriptor, msgSize: layout.msgSize, c2sSlots: layout.c2sSlots, s2cSlots: layout.s2cSlots, connectionId: 0 }),
+          );
+        } else if (welcomed && frame.type === FrameType.READY) {
+          finish();
+          const conn = new ComchConnection(this, 'server', socket, welcomed.segment, welcomed.layout, { pid: welcomed.hello.pid, start: welcomed.hello.start });
+          this.conns.push(conn);
+          log.info(`server ${JSON.stringify(this.serverName)}: client pid ${welcomed.hello.pid} connected (connection ${conn.id})`);
+          const cb = this.connectCb;
+          if (cb) this.queueEvent(() => cb(this.event, conn, true));
+          else this._wake();
+        } else {
+          return drop(`unexpected handshake frame type ${frame.type}`);
+        }
+      }
+    });
+  }
+
+  /** Why a HELLO is refused, or undefined to accept it. */
+  private check(h: Hello): { code: DocaErrorName; reason: string } | undefined {
+    const repPci = this.rep.asDevinfo().spec.pci;
+    const ownName = Buffer.from(this.nameBytes);
+    if (!ownName.equals(Buffer.from(h.name))) return { code: 'DOCA_ERROR_NOT_FOUND', reason: `a client asked for another server name (${h.name.length} bytes)` };
+    if (!repPci.equals(h.clientPci)) {
+      return { code: 'DOCA_ERROR_NOT_PERMITTED', reason: `a client claiming function ${JSON.stringify(h.clientPci)} knocked; this server serves ${repPci} only` };
+    }
+    if (!this.devinfo.spec.pci.equals(h.armPci)) return { code: 'DOCA_ERROR_NOT_PERMITTED', reason: `a client looked for Arm device ${JSON.stringify(h.armPci)}, not ${this.devinfo.spec.pci}` };
+    if (!Number.isSafeInteger(h.pid) || !Number.isSafeInteger(h.start) || !isAlive({ pid: h.pid, start: h.start })) {
+      return { code: 'DOCA_ERROR_INVALID_VALUE', reason: `a client named a process (pid ${h.pid}) that does not run` };
+    }
+    const maxMsg = comchCapGetMaxMsgSize(this.devinfo);
+    const maxQueue = comchCapGetMaxRecvQueueSize(this.devinfo);
+    if (!(h.maxMsgSize >= 1 && h.maxMsgSize <= maxMsg) || !(h.recvQueueSize >= 1 && h.recvQueueSize <= maxQueue)) {
+      return { code: 'DOCA_ERROR_INVALID_VALUE', reason: `a client asked for max_msg_size ${h.maxMsgSize} and recv_queue_size ${h.recvQueueSize} (limits ${maxMsg} and ${maxQueue})` };
+    }
+    const max = comchCapGetMaxClients(this.devinfo);
+    if (this.conns.length + this.handshakes.size > max) return { code: 'DOCA_ERROR_CONNECTION_ABORTED', reason: `the server already has its maximum of ${max} clients` };
+    return undefined;
+  }
+}
+
+/** The DOCA error a client gets for a REJECT frame. */
+export function rejectError(code: number, reason: string): DocaError {
+  const name = docaErrorGetName(code);
+  return new DocaError(name.startsWith('DOCA_ERROR_') ? (name as DocaErrorName) : 'CONNECTION_ABORTED', 'comch client', `the server refused the connection: ${reason}`);
+}

@@ -1,0 +1,56 @@
+/**
+ * How processes find each other in a fabric without a daemon. A service claims its name with an
+ * abstract Unix socket (the kernel releases it the moment the process dies, so a dead owner never
+ * blocks a name) and listens on a socket file in the private fabric directory, named with its pid and
+ * the name's digest; a client lists the directory for that digest and connects to a live owner.
+ *
+ * The abstract socket is only a lock: nothing is read from it, so another user who squats the name can
+ * deny it, but never reach a service (the fabric directory is 0700).
+ */
+import { readdirSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { DocaError } from '../core/error.js';
+import type { Fabric } from './fabric.js';
+import { isAlive } from './liveness.js';
+import { entryOwner } from './names.js';
+
+/** Listens on `path` synchronously: throws unless bound and listening when it returns. */
+function listenNow(path: string, call: string, onConnection?: (socket: Socket) => void): Server {
+  const server = createServer(onConnection);
+  server.on('error', () => {}); // the failure is reported synchronously below
+  server.listen({ path, exclusive: true });
+  if (!server.listening) {
+    server.close();
+    throw new DocaError('ALREADY_EXIST', call, `${path.startsWith('\0') ? 'the name' : path} is taken`);
+  }
+  return server;
+}
+
+/** Claims `key` for this process (released by `close()` on the returned lock, or by process death). */
+export function claimName(fabric: Fabric, kind: string, key: string, call: string): Server {
+  const lock = `\0softdpu.${Buffer.from(fabric.id).toString('hex')}.${kind}.${key}`;
+  const server = listenNow(lock, call);
+  server.unref();
+  return server;
+}
+
+/** Listens on this process's socket file for `kind` and `key` in the fabric directory. */
+export function listenService(fabric: Fabric, kind: string, key: string, call: string, onConnection: (socket: Socket) => void): Server {
+  return listenNow(fabric.socketPath(kind, key), call, onConnection);
+}
+
+/** Socket paths of live processes serving `kind` and `key`, oldest owner first. */
+export function findService(fabric: Fabric, kind: string, key: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(fabric.dir);
+  } catch {
+    return [];
+  }
+  return names
+    .map((name) => ({ name, owner: entryOwner(name) }))
+    .filter(({ name, owner }) => owner && owner.kind === kind && owner.tag === key && name.endsWith('.sock') && isAlive(owner))
+    .sort((a, b) => a.owner!.start - b.owner!.start)
+    .map(({ name }) => join(fabric.dir, name));
+}

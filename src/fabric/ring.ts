@@ -1,0 +1,149 @@
+/**
+ * A single-producer single-consumer ring of fixed-size records in a shared segment: the control path's
+ * receive queues. The producer owns `tail`, the consumer owns `head`, each on its own cache line; each
+ * side caches the other's index and reloads it only when the cached value says full (or empty), so the
+ * common case touches no shared line but the slot itself.
+ *
+ *   base +   0  i32 tail (producer)        base + 64  i32 head (consumer)
+ *   base + 128  slots: [u32 length][u16 type][u16 reserved][payload, padded to 8] x slots
+ */
+import type { Segment } from './segment.js';
+
+export const RING_HEADER_SIZE = 128;
+const RECORD_HEADER_SIZE = 8;
+
+/** Bytes a ring of `slots` records of up to `payload` bytes takes (64-byte multiple). */
+export function ringSize(slots: number, payload: number): number {
+  return RING_HEADER_SIZE + Math.ceil((slots * slotSize(payload)) / 64) * 64;
+}
+
+function slotSize(payload: number): number {
+  return RECORD_HEADER_SIZE + Math.ceil(payload / 8) * 8;
+}
+
+abstract class RingSide {
+  protected readonly tailIndex: number;
+  protected readonly headIndex: number;
+  protected readonly slotBytes: number;
+  protected readonly first: number;
+  protected readonly u8: Uint8Array;
+  protected readonly i32: Int32Array;
+  protected readonly view: DataView;
+
+  constructor(
+    segment: Segment,
+    base: number,
+    readonly slots: number,
+    /** Largest payload a record holds. */
+    readonly payload: number,
+  ) {
+    this.tailIndex = base / 4;
+    this.headIndex = (base + 64) / 4;
+    this.slotBytes = slotSize(payload);
+    this.first = base + RING_HEADER_SIZE;
+    this.u8 = segment.u8;
+    this.i32 = segment.i32;
+    this.view = new DataView(segment.u8.buffer);
+  }
+
+  /** Offset of slot `slot` (each side counts its slot modulo `slots` itself, so 2^32 wrap-around is harmless). */
+  protected slotOffset(slot: number): number {
+    return this.first + slot * this.slotBytes;
+  }
+}
+
+/** The producing side of a ring. */
+export class RingWriter extends RingSide {
+  private tail: number;
+  private slot: number;
+  private headSeen: number;
+
+  /** Attaches to a ring; rings are used from their creation, so positions start at 0. */
+  constructor(segment: Segment, base: number, slots: number, payload: number) {
+    super(segment, base, slots, payload);
+    this.tail = Atomics.load(this.i32, this.tailIndex);
+    this.slot = (this.tail >>> 0) % slots;
+    this.headSeen = Atomics.load(this.i32, this.headIndex);
+  }
+
+  /** True when at least one record fits. */
+  hasRoom(): boolean {
+    if (((this.tail - this.headSeen) | 0) < this.slots) return true;
+    this.headSeen = Atomics.load(this.i32, this.headIndex);
+    return ((this.tail - this.headSeen) | 0) < this.slots;
+  }
+
+  /** Appends a record (`payload.length` must not exceed the ring's payload size); false when full. */
+  push(type: number, payload: Uint8Array): boolean {
+    if (!this.hasRoom()) return false;
+    const at = this.slotOffset(this.slot);
+    this.view.setUint32(at, payload.length, true);
+    this.view.setUint16(at + 4, type, true);
+    this.u8.set(payload, at + RECORD_HEADER_SIZE);
+    this.slot = this.slot + 1 === this.slots ? 0 : this.slot + 1;
+    this.tail = (this.tail + 1) | 0;
+    Atomics.store(this.i32, this.tailIndex, this.tail);
+    return true;
+  }
+}
+
+/** A record the consumer is looking at: valid until `advance()`. */
+export interface RingRecord {
+  type: number;
+  length: number;
+  /** Byte offset of the payload in the segment. */
+  offset: number;
+}
+
+/** The consuming side of a ring. */
+export class RingReader extends RingSide {
+  private head: number;
+  private slot: number;
+  private tailSeen: number;
+  private readonly record: RingRecord = { type: 0, length: 0, offset: 0 };
+
+  constructor(segment: Segment, base: number, slots: number, payload: number) {
+    super(segment, base, slots, payload);
+    this.head = Atomics.load(this.i32, this.headIndex);
+    this.slot = (this.head >>> 0) % slots;
+    this.tailSeen = Atomics.load(this.i32, this.tailIndex);
+  }
+
+  /** True when a record is waiting. */
+  hasRecord(): boolean {
+    if (this.head !== this.tailSeen) return true;
+    this.tailSeen = Atomics.load(this.i32, this.tailIndex);
+    return this.head !== this.tailSeen;
+  }
+
+  /**
+   * The oldest record, or undefined when empty. A length beyond the payload size (a corrupt or hostile
+   * peer) is reported as such: `length` is clamped to -1 so the caller can drop the connection.
+   */
+  peek(): RingRecord | undefined {
+    if (!this.hasRecord()) return undefined;
+    const at = this.slotOffset(this.slot);
+    const length = this.view.getUint32(at, true);
+    this.record.type = this.view.getUint16(at + 4, true);
+    this.record.length = length <= this.payload ? length : -1;
+    this.record.offset = at + RECORD_HEADER_SIZE;
+    return this.record;
+  }
+
+  /** A copy of a record's payload. */
+  copy(record: RingRecord): Uint8Array {
+    return this.u8.slice(record.offset, record.offset + record.length);
+  }
+
+  /** Releases the oldest record's slot to the producer. */
+  advance(): void {
+    this.slot = this.slot + 1 === this.slots ? 0 : this.slot + 1;
+    this.head = (this.head + 1) | 0;
+    Atomics.store(this.i32, this.headIndex, this.head);
+  }
+
+  /** Records waiting (as of the last look at the producer's index). */
+  get pending(): number {
+    return (this.tailSeen - this.head) | 0;
+  }
+}

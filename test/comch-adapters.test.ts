@@ -1,0 +1,104 @@
+/** Promise and async-iterator adapters over the comch callback core. */
+import assert from 'node:assert/strict';
+import { type TestContext, test } from 'node:test';
+import { ComchClient } from '../src/comch/client.js';
+import { ComchServer } from '../src/comch/server.js';
+import { openDeviceByPci, openRepresentorByPci } from '../src/core/dev.js';
+import { DevinfoRepFilter } from '../src/core/devinfo.js';
+import { DocaError } from '../src/core/error.js';
+import { ProgressEngine } from '../src/core/pe.js';
+import { useFabric } from '../src/fabric/fabric.js';
+import { tempFabricDir } from './helpers/fabric.js';
+
+const enc = (s: string) => new TextEncoder().encode(s);
+const dec = (b: Uint8Array) => new TextDecoder().decode(b);
+
+/** A server and a client in this process (real sockets and shared memory all the same), driven by pe.run(). */
+async function pair(t: TestContext, name: string, withRecvCb = false) {
+  useFabric({ dir: tempFabricDir(t) });
+  const arm = openDeviceByPci('03:00.0');
+  const rep = openRepresentorByPci(arm, DevinfoRepFilter.NET, 'b1:00.0');
+  const host = openDeviceByPci('b1:00.0');
+  const pe = ProgressEngine.create();
+  const server = ComchServer.create(arm, rep, name);
+  const client = ComchClient.create(host, name);
+  for (const ctx of [server, client]) {
+    pe.connectCtx(ctx);
+    ctx.taskSendSetConf(() => {}, () => {}, 8);
+    ctx.setRecvQueueSize(4);
+  }
+  if (withRecvCb) server.eventMsgRecvRegister(() => {});
+  server.start();
+  client.start();
+  const ac = new AbortController();
+  const driving = pe.run({ signal: ac.signal, until: () => false });
+  t.after(async () => {
+    ac.abort();
+    await driving;
+    await client[Symbol.asyncDispose]();
+    await server[Symbol.asyncDispose]();
+  });
+  const conn = await client.connected({ timeoutMs: 10_000 });
+  return { pe, server, client, conn, ac, driving };
+}
+
+test('connected() and send() are promises; server.messages() iterates and break releases without loss', { timeout: 20_000 }, async (t) => {
+  const { server, conn } = await pair(t, 'adapters');
+  assert.equal(conn.getClientCtx()!.serverName, 'adapters');
+  for (const text of ['one', 'two', 'three']) await conn.send(enc(text));
+  const seen: string[] = [];
+  for await (const { connection, data } of server.messages()) {
+    assert.equal(connection.getServerCtx(), server);
+    seen.push(dec(data));
+    if (seen.length === 2) break;
+  }
+  assert.deepEqual(seen, ['one', 'two']);
+  await conn.send(enc('four'));
+  const rest: string[] = [];
+  for await (const { data } of server.messages()) {
+    rest.push(dec(data));
+    if (rest.length === 2) break;
+  }
+  assert.deepEqual(rest, ['three', 'four'], 'the message left when the first iterator broke off was not lost');
+});
+
+test('a connection iterator answers; an AbortSignal ends a waiting iterator; send rejects with the DOCA error', { timeout: 20_000 }, async (t) => {
+  const { server, conn } = await pair(t, 'adapters2');
+  const echo = (async () => {
+    for await (const { connection, data } of server.messages()) {
+      await connection.send(enc(`echo:${dec(data)}`));
+      if (dec(data) === 'last') break;
+    }
+  })();
+  const replies = conn.messages();
+  await conn.send(enc('hi'));
+  assert.equal(dec((await replies.next()).value!), 'echo:hi');
+  await conn.send(enc('last'));
+  assert.equal(dec((await replies.next()).value!), 'echo:last');
+  await echo;
+  await replies.return!();
+  const ac = new AbortController();
+  const waiting = conn.messages({ signal: ac.signal }).next();
+  ac.abort(new Error('no more waiting'));
+  await assert.rejects(waiting, /no more waiting/);
+  await assert.rejects(conn.send(enc('x'.repeat(5000))), (err: unknown) => DocaError.is(err, 'INVALID_VALUE'));
+  assert.throws(() => conn.messages() && conn.messages(), (err: unknown) => DocaError.is(err, 'BAD_STATE'));
+});
+
+test('iterators are refused when a receive callback is registered (callback or iterator, never both)', { timeout: 20_000 }, async (t) => {
+  const { server } = await pair(t, 'adapters3', true);
+  assert.throws(() => server.messages(), (err: unknown) => DocaError.is(err, 'BAD_STATE') && /receive callback is registered/.test((err as Error).message));
+});
+
+test('await using stops, waits for IDLE and destroys', { timeout: 20_000 }, async (t) => {
+  const { server, client, ac, driving } = await pair(t, 'adapters4');
+  ac.abort();
+  await driving;
+  {
+    await using c = client;
+    assert.equal(c.state, 'RUNNING');
+  }
+  assert.equal(client.isDestroyed, true);
+  await server.stopAndWait();
+  assert.equal(server.state, 'IDLE');
+});

@@ -1,0 +1,83 @@
+/** Forged and malformed handshakes are refused or dropped with an SDK log line; the server serves on. */
+import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { DocaErrorCode } from '../src/core/error.js';
+import { self } from '../src/fabric/liveness.js';
+import { encodeHello, FrameReader, FrameType, WIRE_MAGIC } from '../src/comch/wire.js';
+import { startClient, startServer } from './helpers/comch.js';
+import { tempFabricDir } from './helpers/fabric.js';
+
+/** Sends `bytes` to the server's socket; resolves with the REJECT code it answered with, or 'closed'. */
+function knock(path: string, bytes: Buffer, end = false): Promise<number | 'closed'> {
+  return new Promise((resolve) => {
+    const socket = connect(path);
+    const reader = new FrameReader();
+    socket.on('connect', () => (end ? socket.end(bytes) : socket.write(bytes)));
+    socket.on('data', (chunk) => {
+      const [frame] = reader.push(chunk);
+      if (frame?.type === FrameType.REJECT) resolve(frame.reject.code);
+    });
+    socket.on('error', () => {});
+    socket.on('close', () => resolve('closed'));
+  });
+}
+
+const hello = (over: Partial<Parameters<typeof encodeHello>[0]> = {}) =>
+  encodeHello({ pid: self.pid, start: self.start, clientPci: '0000:b1:00.0', armPci: '0000:03:00.0', maxMsgSize: 4080, recvQueueSize: 16, name: new TextEncoder().encode('guarded'), ...over });
+
+test('bad handshakes are refused or dropped, logged, and other clients are still served', { timeout: 40_000 }, async (t) => {
+  const dir = tempFabricDir(t);
+  const server = startServer(t, dir, { name: 'guarded', echo: true });
+  await server.waitFor(/^started DOCA_SUCCESS$/);
+  const sock = readdirSync(dir).find((n) => n.startsWith('comch-srv.'))!;
+  const path = join(dir, sock);
+
+  const wrongVersion = hello();
+  wrongVersion.writeUInt16LE(9, 8);
+  const badMagic = hello();
+  badMagic.writeUInt32LE(WIRE_MAGIC ^ 1, 4);
+  const truncated = hello().subarray(0, 30);
+  const huge = Buffer.alloc(8);
+  huge.writeUInt32LE(1 << 30, 0);
+  const unknownType = hello();
+  unknownType.writeUInt16LE(77, 10);
+  const lyingLength = hello();
+  lyingLength.writeUInt16LE(200, 12 + 56); // name length longer than the frame
+
+  assert.equal(await knock(path, wrongVersion), DocaErrorCode.DOCA_ERROR_UNSUPPORTED_VERSION);
+  assert.equal(await knock(path, hello({ clientPci: '0000:b1:00.2' })), DocaErrorCode.DOCA_ERROR_NOT_PERMITTED);
+  assert.equal(await knock(path, hello({ armPci: '0000:04:00.0' })), DocaErrorCode.DOCA_ERROR_NOT_PERMITTED);
+  assert.equal(await knock(path, hello({ name: new TextEncoder().encode('guarded2') })), DocaErrorCode.DOCA_ERROR_NOT_FOUND);
+  assert.equal(await knock(path, hello({ pid: 0x7ffffff0 })), DocaErrorCode.DOCA_ERROR_INVALID_VALUE);
+  assert.equal(await knock(path, hello({ maxMsgSize: 1 << 30 })), DocaErrorCode.DOCA_ERROR_INVALID_VALUE);
+  assert.equal(await knock(path, badMagic), 'closed');
+  assert.equal(await knock(path, Buffer.from('GET / HTTP/1.1\r\nHost: x\r\n\r\n')), 'closed');
+  assert.equal(await knock(path, truncated, true), 'closed');
+  assert.equal(await knock(path, huge), 'closed');
+  assert.equal(await knock(path, unknownType), 'closed');
+  assert.equal(await knock(path, lyingLength), 'closed');
+
+  const client = startClient(t, dir, { name: 'guarded', sendOnRunning: 'still here' });
+  await client.waitFor(/^c0 recv \d+ echo:still here$/);
+  assert.equal(server.lines.filter((l) => l.startsWith('connect')).length, 1, 'only the real client produced a connection event');
+  const log = server.stderr.join('');
+  for (const expected of [
+    /handshake version 9 is not 1/,
+    /claiming function "0000:b1:00\.2" knocked; this server serves 0000:b1:00\.0 only/,
+    /looked for Arm device "0000:04:00\.0"/,
+    /asked for another server name/,
+    /named a process \(pid \d+\) that does not run/,
+    /max_msg_size 1073741824/,
+    /not a comch handshake frame \(bad magic\)/,
+    /truncated/,
+    /exceeds the 8192-byte limit/,
+    /unknown handshake frame type 77/,
+    /HELLO frame has \d+ bytes for a 200-byte name/,
+  ]) {
+    assert.match(log, expected);
+  }
+  assert.ok(log.split('\n').every((line) => line === '' || /\[DOCA\]\[WARN\]\[comch_server\]/.test(line) || /\[DOCA\]/.test(line)), 'every line is an SDK log line');
+});
