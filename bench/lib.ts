@@ -40,16 +40,49 @@ export const canPin = (() => {
   }
 })();
 
-/** Runs `dist/bench/<name>.js` (on `cpu` when given and pinning works) and resolves with its stdout. */
-export function runNode(name: string, args: string[], cpu?: number): Promise<string> {
+export interface NodeProcess {
+  /** Resolves once the process printed `ready` (servers), or exited. */
+  ready: Promise<void>;
+  /** Resolves with everything it printed after `ready`, once it exited with 0. */
+  done: Promise<string>;
+}
+
+/** Starts `dist/bench/<name>.js` (on `cpu` when given and pinning works). */
+export function startNode(name: string, args: string[], cpu?: number, env: Record<string, string> = {}): NodeProcess {
   const script = [process.execPath, join(root, 'dist', 'bench', `${name}.js`), ...args];
   const [cmd, ...argv] = cpu !== undefined && canPin ? ['taskset', '-c', String(cpu), ...script] : script;
-  const child = spawn(cmd!, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(cmd!, argv, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   let out = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-  return new Promise((resolve, reject) =>
-    child.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`bench process ${name} exited with ${code}`)))),
+  let markReady!: () => void;
+  const ready = new Promise<void>((resolve) => (markReady = resolve));
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    out += chunk;
+    if (out.startsWith('ready\n')) {
+      out = out.slice(6);
+      markReady();
+    }
+  });
+  const done = new Promise<string>((resolve, reject) =>
+    child.once('exit', (code) => {
+      markReady();
+      if (code === 0) resolve(out);
+      else reject(new Error(`bench process ${name} ${args.join(' ')} exited with ${code}`));
+    }),
   );
+  return { ready, done };
+}
+
+/** Runs `dist/bench/<name>.js` to completion and resolves with its output. */
+export function runNode(name: string, args: string[], cpu?: number, env: Record<string, string> = {}): Promise<string> {
+  return startNode(name, args, cpu, env).done;
+}
+
+/** Starts a server process, runs a client against it, and returns the JSON the reporting side printed. */
+export async function serverAndClient<T>(server: [string, string[]], client: [string, string[]], env: Record<string, string>, report: 'server' | 'client'): Promise<T> {
+  const srv = startNode(server[0], server[1], 1, env);
+  await srv.ready;
+  const [s, c] = await Promise.all([srv.done, runNode(client[0], client[1], 0, env)]);
+  return JSON.parse(report === 'server' ? s : c) as T;
 }
 
 export interface Row {

@@ -4,10 +4,12 @@
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { comchBench } from './comch.bench.js';
 import { fabricBench } from './fabric.bench.js';
 
 const benches: Record<string, () => Promise<Record<string, unknown>>> = {
   fabric: fabricBench,
+  comch: comchBench,
 };
 
 const { values, positionals } = parseArgs({ options: { json: { type: 'string' } }, allowPositionals: true });

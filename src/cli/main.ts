@@ -4,6 +4,8 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { DocaError } from '../core/error.js';
 import { type Fabric, useFabric } from '../fabric/fabric.js';
 import { devicesCommand } from './devices.js';
+import { runSample } from './samples/common.js';
+import { SAMPLES } from './samples/index.js';
 
 const USAGE = `usage: softdpu <command> [options]
 
@@ -14,6 +16,7 @@ commands:
                        (like doca_caps --list-devs)
   fabric clean         remove what dead processes left in the fabric directory
   fabric path          print the fabric directory
+  sample NAME [flags]  run one of NVIDIA's samples (softdpu sample --list; NAME -h for its flags)
   demo                 what \`npm start\` runs (for now: the devices of the fabric)
 
 options (every command):
@@ -48,7 +51,18 @@ function fabricOf(values: { fabric?: string | boolean; topology?: string | boole
   });
 }
 
-function run(argv: string[]): number {
+async function sample(rest: string[]): Promise<number> {
+  const [name, ...flags] = rest;
+  if (name === undefined || name === '--list' || name === '-h' || name === '--help') {
+    process.stdout.write(`samples:\n${Object.values(SAMPLES).map((s) => `  ${s.name.padEnd(36)} ${s.description}`).join('\n')}\n`);
+    return name === undefined ? 2 : 0;
+  }
+  const spec = SAMPLES[name];
+  if (!spec) throw new UsageError(`unknown sample ${JSON.stringify(name)} (softdpu sample --list)`);
+  return runSample(spec, flags);
+}
+
+function run(argv: string[]): number | Promise<number> {
   const [command, ...rest] = argv;
   if (command === undefined || command === '-h' || command === '--help' || command === 'help') {
     process.stdout.write(USAGE);
@@ -79,6 +93,8 @@ function run(argv: string[]): number {
       }
       throw new UsageError(`unknown fabric command ${JSON.stringify(positionals.join(' '))} (clean, path)`);
     }
+    case 'sample':
+      return sample(rest);
     default:
       throw new UsageError(`unknown command ${JSON.stringify(command)}`);
   }
@@ -90,7 +106,7 @@ function help(): number {
 }
 
 try {
-  process.exitCode = run(process.argv.slice(2));
+  process.exitCode = await run(process.argv.slice(2));
 } catch (err) {
   if (err instanceof UsageError) {
     process.stderr.write(`softdpu: ${err.message}\n\n${USAGE}`);

@@ -193,7 +193,7 @@ export class ComchClient extends ComchCtx {
     }
     this.socket = undefined;
     const conn = new ComchConnection(this, 'client', socket, segment, layout, { pid: w.pid, start: w.start });
-    this.conns.push(conn);
+    this.addConnection(conn);
     socket.write(encodeReady());
     log.info(`client for ${JSON.stringify(this.serverName)} connected to server pid ${w.pid}`);
     this.startCompleted();

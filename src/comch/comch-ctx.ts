@@ -38,7 +38,8 @@ export abstract class ComchCtx extends Context {
   private recvCb: ComchMsgRecvCb | undefined;
   protected consumerNewCb: ComchConsumerEventCb | undefined;
   protected consumerExpiredCb: ComchConsumerEventCb | undefined;
-  protected readonly conns: ComchConnection[] = [];
+  /** Replaced, never mutated, when connections come and go: a poll walks it without copying. */
+  protected conns: readonly ComchConnection[] = [];
   private iterator: PullIterator<ComchMessage> | undefined;
   private next = 0;
   protected readonly event: ComchEvent = { ctx: this };
@@ -194,8 +195,8 @@ export abstract class ComchCtx extends Context {
   // ---- context hooks ------------------------------------------------------------------------------
 
   protected override _poll(): void {
-    // A connection that ends removes itself, so walk a snapshot, starting at a rotating index for fairness.
-    const conns = this.conns.slice();
+    // A connection that ends replaces `conns`; this walk keeps the array it started with.
+    const conns = this.conns;
     const n = conns.length;
     for (let i = 0; i < n; i++) conns[(this.next + i) % n]!._poll();
     this.next = n ? (this.next + 1) % n : 0;
@@ -216,9 +217,13 @@ export abstract class ComchCtx extends Context {
     this.iterator = undefined;
   }
 
+  /** Adds an established connection. */
+  protected addConnection(connection: ComchConnection): void {
+    this.conns = [...this.conns, connection];
+  }
+
   /** Forgets a finished connection. */
   protected removeConnection(connection: ComchConnection): void {
-    const i = this.conns.indexOf(connection);
-    if (i >= 0) this.conns.splice(i, 1);
+    this.conns = this.conns.filter((c) => c !== connection);
   }
 }

@@ -5,7 +5,8 @@
  * Sending writes the message into the peer's receive ring and completes the task (DOCA: delivered to the
  * remote side); a full ring holds tasks back in order (flow control), never drops them. Receiving copies
  * each message out of the ring (the copy is the caller's to keep) and frees the slot. A side that sleeps
- * sets its flag in the segment; the other side then writes one doorbell byte on the socket.
+ * sets its flag in the segment (what it waits for: data, and room if it holds sends back); the other side
+ * then writes one doorbell byte on the socket, only for what the sleeper waits for.
  *
  * Ending: a DISCONNECT record in the ring (after every earlier message), the socket's end-of-file, a
  * corrupt record, or the peer found dead by a liveness check. The remaining messages are delivered, the
@@ -37,6 +38,9 @@ export type ComchCounter = (typeof ComchCounter)[keyof typeof ComchCounter];
 export const RecordType = { MSG: 1, DISCONNECT: 2 } as const;
 
 const EMPTY = new Uint8Array(0);
+/** Bits of a side's sleeping flag: what should wake it. */
+const WANT_DATA = 1;
+const WANT_ROOM = 2;
 /** How often a polling side checks that its peer process still lives (event loops see EOF sooner). */
 const LIVENESS_INTERVAL_MS = 200;
 const RECV_BUDGET = 32;
@@ -169,7 +173,7 @@ export class ComchConnection {
   _send(task: ComchSendTask): void {
     if (this.state !== 'connected') throw new DocaError('NOT_CONNECTED', 'doca_task_submit', `connection ${this.id} is ${this.state}`);
     if (this.pending.length === 0 && this.write(task)) {
-      this.ringPeer();
+      this.ringPeer(WANT_DATA);
       return;
     }
     this.pending.push(task);
@@ -180,13 +184,15 @@ export class ComchConnection {
    * the peer's liveness, and finishes an ending connection. Returns how much it did.
    */
   _poll(): number {
-    let n = 0;
+    let sent = 0;
     while (this.pending.length > 0 && this.write(this.pending.peek()!)) {
       this.pending.shift();
-      n++;
+      sent++;
     }
-    n += this.receive();
-    if (n > 0) this.ringPeer();
+    if (sent > 0) this.ringPeer(WANT_DATA);
+    const received = this.receive();
+    if (received > 0) this.ringPeer(WANT_ROOM);
+    const n = sent + received;
     if ((++this.polls & 1023) === 0) this.checkPeer();
     if (this.state === 'closing' && !this.reader.hasRecord()) this.finish();
     else if (this.state === 'closing' && !this.owner._listening(this)) this.finish();
@@ -201,7 +207,7 @@ export class ComchConnection {
       throw new DocaError('AGAIN', call, `the receive queue of connection ${this.id} is full; progress and call again`);
     }
     this.state = 'disconnecting';
-    this.ringPeer();
+    this.ringPeer(WANT_DATA);
   }
 
   /** @internal this side leaves (client stop, server stop): tell the peer, drop held-back sends. */
@@ -209,7 +215,7 @@ export class ComchConnection {
     if (this.state === 'closing' || this.state === 'closed') return;
     this.pending.drain();
     if (this.state === 'connected') this.writer.push(RecordType.DISCONNECT, EMPTY);
-    this.ringPeer();
+    this.ringPeer(WANT_DATA);
     this.closeReason = reason;
     this.state = 'closing';
     this.socket.end();
@@ -224,7 +230,7 @@ export class ComchConnection {
 
   /** @internal announce that this side sleeps; true if there is work already (then do not sleep). */
   _arm(): boolean {
-    Atomics.store(this.segment.i32, this.mine, 1);
+    Atomics.store(this.segment.i32, this.mine, WANT_DATA | (this.pending.length > 0 ? WANT_ROOM : 0));
     return this._hasWork();
   }
 
@@ -282,10 +288,14 @@ export class ComchConnection {
     return n;
   }
 
-  private ringPeer(): void {
+  /** Writes a doorbell byte if the peer sleeps waiting for `reason` (one byte per sleep). */
+  private ringPeer(reason: number): void {
     const flags = this.segment.i32;
-    if (Atomics.load(flags, this.theirs) !== 0 && Atomics.compareExchange(flags, this.theirs, 1, 0) === 1 && !this.socket.destroyed) {
-      this.socket.write(BELL);
+    for (let want = Atomics.load(flags, this.theirs); want & reason; want = Atomics.load(flags, this.theirs)) {
+      if (Atomics.compareExchange(flags, this.theirs, want, 0) === want) {
+        if (!this.socket.destroyed) this.socket.write(BELL);
+        return;
+      }
     }
   }
 

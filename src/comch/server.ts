@@ -231,7 +231,7 @@ export class ComchServer extends ComchCtx {
         } else if (welcomed && frame.type === FrameType.READY) {
           finish();
           const conn = new ComchConnection(this, 'server', socket, welcomed.segment, welcomed.layout, { pid: welcomed.hello.pid, start: welcomed.hello.start });
-          this.conns.push(conn);
+          this.addConnection(conn);
           log.info(`server ${JSON.stringify(this.serverName)}: client pid ${welcomed.hello.pid} connected (connection ${conn.id})`);
           const cb = this.connectCb;
           if (cb) this.queueEvent(() => cb(this.event, conn, true));

@@ -7,7 +7,8 @@
  * written synchronously, so nothing is lost when a process dies. The library never writes to stdout.
  *
  * Until the program creates a backend, a default stderr backend prints application lines up to INFO
- * and SDK lines up to WARNING, so errors are never silent.
+ * and SDK lines up to WARNING (or the levels in $SOFTDPU_LOG_LEVEL and $SOFTDPU_SDK_LOG_LEVEL), so
+ * errors are never silent.
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
 
@@ -50,11 +51,7 @@ const envLevel = (name: string, fallback: LogLevel): LogLevel => {
   return v ? parseLogLevel(v) : fallback;
 };
 
-const global: Limits = {
-  lower: envLevel('SOFTDPU_LOG_LEVEL', LogLevel.TRACE),
-  upper: LogLevel.CRIT,
-  sdk: envLevel('SOFTDPU_SDK_LOG_LEVEL', LogLevel.TRACE),
-};
+const global: Limits = { lower: LogLevel.TRACE, upper: LogLevel.CRIT, sdk: LogLevel.TRACE };
 
 const backends = new Set<LogBackend>();
 
@@ -116,6 +113,8 @@ const stderrSink = (line: string): void => {
 };
 
 const defaultBackend = new LogBackend(stderrSink, true, true, undefined, true);
+defaultBackend.setLevelLowerLimit(envLevel('SOFTDPU_LOG_LEVEL', LogLevel.INFO));
+defaultBackend.setSdkLevel(envLevel('SOFTDPU_SDK_LOG_LEVEL', LogLevel.WARNING));
 
 function fileSink(fd: number): (line: string) => void {
   return (line) => {

@@ -1,0 +1,137 @@
+/**
+ * One side of the comch control-path benchmarks, in its own process:
+ *   echo  <busy|notify>         server: answers every message with the same bytes; stops on a 1-byte message
+ *   ping  <busy|notify> N       client: N round trips of 64 bytes, prints {"p50_us","p99_us"}
+ *   sink  N                     server: counts N messages (busy poll), prints {"rate"} (messages/s)
+ *   flood N                     client: sends N 64-byte messages as fast as the queue allows (busy poll)
+ * Busy-polling sides run DOCA-style synchronous progress loops once connected.
+ */
+import { ComchClient } from '../src/comch/client.js';
+import { ComchServer } from '../src/comch/server.js';
+import type { ComchSendTask } from '../src/comch/send-task.js';
+import { openDeviceByPci, openRepresentorByPci } from '../src/core/dev.js';
+import { DevinfoRepFilter } from '../src/core/devinfo.js';
+import { ProgressEngine } from '../src/core/pe.js';
+import { percentiles } from './lib.js';
+
+const [role, mode, count] = process.argv.slice(2);
+const n = Number(count ?? mode);
+const NAME = 'bench';
+const QUIT = new Uint8Array(1);
+const MSG = new Uint8Array(64).fill(0x61);
+
+function server(): { pe: ProgressEngine; server: ComchServer } {
+  const dev = openDeviceByPci('03:00.0');
+  const rep = openRepresentorByPci(dev, DevinfoRepFilter.NET, 'b1:00.0');
+  const pe = ProgressEngine.create();
+  const s = ComchServer.create(dev, rep, NAME);
+  pe.connectCtx(s);
+  s.setRecvQueueSize(4096);
+  return { pe, server: s };
+}
+
+async function client(sendCb: (t: ComchSendTask) => void): Promise<{ pe: ProgressEngine; client: ComchClient }> {
+  const dev = openDeviceByPci('b1:00.0');
+  const pe = ProgressEngine.create();
+  const c = ComchClient.create(dev, NAME);
+  pe.connectCtx(c);
+  c.setRecvQueueSize(4096);
+  c.taskSendSetConf(sendCb, (t) => {
+    throw new Error(`send failed: ${t.error?.message}`);
+  }, 1024);
+  return { pe, client: c };
+}
+
+function spin(pe: ProgressEngine, until: () => boolean): void {
+  while (!until()) pe.progress();
+}
+
+if (role === 'echo') {
+  const { pe, server: s } = server();
+  let quit = false;
+  s.taskSendSetConf((t) => t.free(), (t) => t.free(), 1024);
+  s.eventMsgRecvRegister((_e, data, len, conn) => {
+    if (len === 1) quit = true;
+    else s.taskSendAllocInit(conn, data).submit();
+  });
+  s.start();
+  process.stdout.write('ready\n');
+  if (mode === 'busy') {
+    await pe.run({ mode: 'busy', until: () => s.connections.length > 0 });
+    spin(pe, () => quit);
+  } else {
+    await pe.run({ until: () => quit });
+  }
+  await s.stopAndWait();
+} else if (role === 'ping') {
+  let replies = 0;
+  const samples: number[] = [];
+  let t0 = 0;
+  const c = await client((t) => t.free());
+  c.client.eventMsgRecvRegister(() => {
+    samples.push((performance.now() - t0) * 1000);
+    replies++;
+    if (mode !== 'busy' && replies < n) {
+      t0 = performance.now();
+      c.client.taskSendAllocInit(c.client.getConnection(), MSG).submit();
+    }
+  });
+  c.client.start();
+  const conn = await (async () => {
+    const ready = c.client.connected();
+    await c.pe.run({ mode: 'busy', until: () => c.client.state === 'RUNNING' });
+    return ready;
+  })();
+  if (mode === 'busy') {
+    for (let i = 0; i < n; i++) {
+      t0 = performance.now();
+      c.client.taskSendAllocInit(conn, MSG).submit();
+      spin(c.pe, () => replies > i);
+    }
+  } else {
+    t0 = performance.now();
+    c.client.taskSendAllocInit(conn, MSG).submit();
+    await c.pe.run({ until: () => replies >= n });
+  }
+  const quit = conn.send(QUIT);
+  await c.pe.run({ mode: 'busy', until: () => c.pe.getNumInflightTasks() === 0 });
+  await quit;
+  const { p50, p99 } = percentiles(samples);
+  process.stdout.write(JSON.stringify({ p50_us: p50, p99_us: p99 }) + '\n');
+  await c.client.stopAndWait();
+} else if (role === 'sink') {
+  const { pe, server: s } = server();
+  let got = 0;
+  let first = 0;
+  let last = 0;
+  s.eventMsgRecvRegister(() => {
+    if (got === 0) first = performance.now();
+    if (++got === n) last = performance.now();
+  });
+  s.taskSendSetConf((t) => t.free(), (t) => t.free(), 16);
+  s.start();
+  process.stdout.write('ready\n');
+  await pe.run({ mode: 'busy', until: () => s.connections.length > 0 });
+  spin(pe, () => got >= n);
+  process.stdout.write(JSON.stringify({ rate: (n - 1) / ((last - first) / 1000) }) + '\n');
+  await s.stopAndWait();
+} else if (role === 'flood') {
+  let submitted = 0;
+  let completed = 0;
+  const c = await client((t) => {
+    completed++;
+    if (submitted < n) {
+      submitted++;
+      t.submit();
+    } else t.free();
+  });
+  c.client.start();
+  const conn = await (async () => {
+    const ready = c.client.connected();
+    await c.pe.run({ mode: 'busy', until: () => c.client.state === 'RUNNING' });
+    return ready;
+  })();
+  for (let i = 0; i < 1024 && submitted < n; i++, submitted++) c.client.taskSendAllocInit(conn, MSG).submit();
+  spin(c.pe, () => completed >= n);
+  await c.client.stopAndWait();
+}

@@ -1,0 +1,130 @@
+/**
+ * What every `softdpu sample ...` shares, as in NVIDIA's samples: DOCA's common flags (-h, -v,
+ * -l/--log-level, --sdk-log-level, -j/--json), plus --timeout (a bound on the whole run, default 30 s),
+ * --fabric and --topology. A JSON flags file may hold `doca_general_flags` and `doca_program_flags`
+ * objects (DOCA's layout) or the long flag names at the top level; flags on the command line win.
+ */
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { DocaError } from '../../core/error.js';
+import {
+  type LogSource,
+  logBackendCreateStandard,
+  logLevelSetGlobalLowerLimit,
+  logLevelSetGlobalSdkLimit,
+  logRegisterSource,
+  parseLogLevel,
+} from '../../core/log.js';
+import { useFabric } from '../../fabric/fabric.js';
+
+export interface FlagSpec {
+  short?: string;
+  type: 'string' | 'boolean';
+  description: string;
+  default?: string | boolean;
+}
+
+export interface SampleRun {
+  /** The program's flags, after the JSON file and the defaults. */
+  values: Record<string, string | boolean | undefined>;
+  /** The sample's application log source (DOCA_LOG_REGISTER). */
+  log: LogSource;
+  /** Aborts when --timeout passes. */
+  signal: AbortSignal;
+  timeoutMs: number;
+}
+
+export interface SampleSpec {
+  name: string;
+  description: string;
+  flags: Record<string, FlagSpec>;
+  run(run: SampleRun): Promise<void>;
+}
+
+const COMMON: Record<string, FlagSpec> = {
+  help: { short: 'h', type: 'boolean', description: 'print this help' },
+  version: { short: 'v', type: 'boolean', description: 'print the program version' },
+  'log-level': { short: 'l', type: 'string', description: 'application log level: 10=DISABLE 20=CRITICAL 30=ERROR 40=WARNING 50=INFO 60=DEBUG 70=TRACE', default: '50' },
+  'sdk-log-level': { type: 'string', description: 'log level of the library itself (same numbers)', default: '40' },
+  json: { short: 'j', type: 'string', description: 'read the flags from a JSON file' },
+  timeout: { type: 'string', description: 'give up after this many seconds (default 30)', default: '30' },
+  fabric: { type: 'string', description: 'fabric directory' },
+  topology: { type: 'string', description: 'topology file' },
+};
+
+export const VERSION = '0.1.0 (DOCA 3.0 API)';
+
+export function usage(spec: SampleSpec): string {
+  const all = { ...spec.flags, ...COMMON };
+  const rows = Object.entries(all).map(([long, f]) => {
+    const name = `${f.short ? `-${f.short}, ` : '    '}--${long}${f.type === 'string' ? ' VALUE' : ''}`;
+    return `  ${name.padEnd(28)} ${f.description}${f.default !== undefined && f.type === 'string' ? ` (default: ${f.default})` : ''}`;
+  });
+  return `usage: softdpu sample ${spec.name} [flags]\n\n${spec.description}\n\n${rows.join('\n')}\n`;
+}
+
+/** Flag values from a JSON file: DOCA's `doca_*_flags` sections, or a flat object of long names. */
+function jsonFlags(path: string, known: Record<string, FlagSpec>): Record<string, string | boolean> {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new DocaError('INVALID_VALUE', 'sample flags', `cannot read the JSON flags file ${path}: ${(err as Error).message}`);
+  }
+  if (typeof doc !== 'object' || doc === null) throw new DocaError('INVALID_VALUE', 'sample flags', `${path} does not hold a JSON object`);
+  const sections = Object.entries(doc as Record<string, unknown>).flatMap(([k, v]) => (k.startsWith('doca_') && typeof v === 'object' && v ? Object.entries(v) : [[k, v]]));
+  const out: Record<string, string | boolean> = {};
+  for (const [key, value] of sections) {
+    const spec = known[key as string];
+    if (!spec) throw new DocaError('INVALID_VALUE', 'sample flags', `${path}: unknown flag ${JSON.stringify(key)}`);
+    out[key as string] = spec.type === 'boolean' ? Boolean(value) : String(value);
+  }
+  return out;
+}
+
+/** Parses the flags, sets logging and the fabric up, runs the sample; returns the exit code. */
+export async function runSample(spec: SampleSpec, argv: string[]): Promise<number> {
+  const all = { ...spec.flags, ...COMMON };
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: Object.fromEntries(Object.entries(all).map(([k, f]) => [k, { type: f.type, ...(f.short ? { short: f.short } : {}) }])), strict: true, allowPositionals: false });
+  } catch (err) {
+    process.stderr.write(`softdpu sample ${spec.name}: ${(err as Error).message}\n\n${usage(spec)}`);
+    return 2;
+  }
+  const cli = parsed.values as Record<string, string | boolean | undefined>;
+  if (cli.help) {
+    process.stdout.write(usage(spec));
+    return 0;
+  }
+  if (cli.version) {
+    process.stdout.write(`softdpu ${VERSION}\n`);
+    return 0;
+  }
+  const fromJson = typeof cli.json === 'string' ? jsonFlags(cli.json, all) : {};
+  const values: Record<string, string | boolean | undefined> = {};
+  for (const [k, f] of Object.entries(all)) values[k] = cli[k] ?? fromJson[k] ?? f.default;
+  logBackendCreateStandard();
+  logLevelSetGlobalLowerLimit(parseLogLevel(values['log-level'] as string));
+  logLevelSetGlobalSdkLimit(parseLogLevel(values['sdk-log-level'] as string));
+  const log = logRegisterSource(spec.name.toUpperCase());
+  const seconds = Number(values.timeout);
+  if (!(seconds > 0)) throw new DocaError('INVALID_VALUE', 'sample flags', `--timeout ${String(values.timeout)} is not a positive number of seconds`);
+  useFabric({ ...(typeof values.fabric === 'string' ? { dir: values.fabric } : {}), ...(typeof values.topology === 'string' ? { topology: values.topology } : {}) });
+  const timeoutMs = seconds * 1000;
+  const signal = AbortSignal.timeout(timeoutMs);
+  log.info('Starting the sample');
+  try {
+    await spec.run({ values, log, signal, timeoutMs });
+  } catch (err) {
+    log.err(`${spec.name} failed: ${(err as Error).message}`);
+    return 1;
+  }
+  log.info('Sample finished successfully');
+  return 0;
+}
+
+/** Throws TIME_OUT naming what the sample was waiting for, if the run's timeout passed. */
+export function checkTimeout(run: SampleRun, waitingFor: string): void {
+  if (run.signal.aborted) throw new DocaError('TIME_OUT', run.log.name, `timed out after ${run.timeoutMs / 1000} s waiting for ${waitingFor}`);
+}
