@@ -18,7 +18,7 @@ import { representorOf } from '../fabric/topology.js';
 import { comchCapClientIsSupported, comchCapGetMaxNameLen } from './caps.js';
 import { ComchCtx } from './comch-ctx.js';
 import { ComchConnection } from './connection.js';
-import { connLayout, matchesLayout } from './layout.js';
+import { readLayout } from './layout.js';
 import { checkServerName, rejectError, SERVER_KIND, serverKey } from './server.js';
 import { encodeHello, encodeReady, FrameReader, FrameType, WireError } from './wire.js';
 
@@ -175,14 +175,15 @@ export class ComchClient extends ComchCtx {
   }
 
   private established(socket: Socket, w: { pid: number; start: number; segment: Parameters<typeof Segment.open>[0]; msgSize: number; c2sSlots: number; s2cSlots: number }): void {
-    const layout = connLayout(w.msgSize, w.c2sSlots, w.s2cSlots);
     let segment: Segment;
+    let layout;
     try {
       if (!isAlive({ pid: w.pid, start: w.start }) || w.msgSize > this.maxMsgSize || w.s2cSlots !== this.recvQueueSize) {
         throw new DocaError('CONNECTION_ABORTED', 'comch client', 'the server answered with a connection this client did not ask for');
       }
       segment = Segment.open(w.segment, 'comch client');
-      if (!matchesLayout(segment, layout)) {
+      layout = readLayout(segment);
+      if (!layout || layout.msgSize !== w.msgSize || layout.c2sSlots !== w.c2sSlots || layout.s2cSlots !== w.s2cSlots) {
         segment.close();
         throw new DocaError('CONNECTION_ABORTED', 'comch client', 'the connection segment does not have the announced layout');
       }

@@ -8,7 +8,18 @@ import { DocaError } from '../core/error.js';
 import { PullIterator } from '../core/pull.js';
 import type { TaskCompletionCb } from '../core/task.js';
 import type { WaitOptions } from '../core/wait.js';
-import { comchCapGetMaxMsgSize, comchCapGetMaxRecvQueueSize, comchCapGetMaxSendTasks } from './caps.js';
+import type { SegmentDescriptor } from '../fabric/segment.js';
+import {
+  comchCapGetMaxMsgSize,
+  comchCapGetMaxRecvQueueSize,
+  comchCapGetMaxSendTasks,
+  comchConsumerCapGetMaxBufSize,
+  comchConsumerCapGetMaxConsumers,
+  comchConsumerCapGetMaxImmDataLen,
+  comchConsumerCapGetMaxNumTasks,
+  comchProducerCapGetMaxProducers,
+} from './caps.js';
+import type { ComchConnectionRef } from './registry.js';
 import type { ComchConnection } from './connection.js';
 import { ComchSendTask } from './send-task.js';
 
@@ -141,7 +152,78 @@ export abstract class ComchCtx extends Context {
     return it;
   }
 
+  /**
+   * `doca_ctx_stop`: refused with IN_USE while a connection still has producers or consumers on this
+   * side (stop and destroy them first, or use `stopTree()`).
+   */
+  override stop(): ReturnType<Context['stop']> {
+    this.checkNoChildren('doca_ctx_stop');
+    return super.stop();
+  }
+
+  /**
+   * Stops a whole tree, children first, as DOCA requires: every producer and consumer made in this thread
+   * from these connections is stopped and destroyed; children made in other threads (from a shared
+   * reference) are waited for until they are destroyed there; then the context stops. Resolves once it
+   * is IDLE; rejects with TIME_OUT after `timeoutMs` (default 10 s). It progresses every engine involved
+   * itself (a consumer's stop needs this context's engine too), so no driver needs to run.
+   */
+  async stopTree(options: WaitOptions = {}): Promise<void> {
+    const limit = options.timeoutMs ?? 10_000;
+    const deadline = performance.now() + limit;
+    const children = this.conns.flatMap((c) => [...c._children]).filter((c) => !c.isDestroyed);
+    for (const child of children) if (child.getState() !== CtxState.IDLE && child.getState() !== CtxState.STOPPING) child.stop();
+    const engines = new Set([this.pe, ...children.map((c) => c.pe)].filter((e) => e !== undefined));
+    const settle = async (done: () => boolean, what: string) => {
+      while (!done()) {
+        if (options.signal?.aborted) throw options.signal.reason;
+        if (performance.now() > deadline) throw new DocaError('TIME_OUT', 'stopTree', `${what} after ${limit} ms`);
+        let progressed = false;
+        for (const engine of engines) if (engine.progress()) progressed = true;
+        if (!progressed) await new Promise<void>((resolve) => setTimeout(resolve, 1));
+      }
+    };
+    await settle(() => children.every((c) => c.getState() === CtxState.IDLE), 'producers or consumers of this thread did not stop');
+    for (const child of children) child.destroy();
+    await settle(() => !this.conns.some((c) => c.isConnected && c.childCount > 0), 'producers or consumers in other threads still exist');
+    if (this.getState() !== CtxState.IDLE) {
+      if (this.getState() !== CtxState.STOPPING) this.stop();
+      await settle(() => this.getState() === CtxState.IDLE, `${this.name} did not reach IDLE`);
+    }
+  }
+
+  /** Throws IN_USE if `connection` (or any connection) has producers or consumers on this side. */
+  protected checkNoChildren(call: string, connection?: ComchConnection): void {
+    for (const conn of connection ? [connection] : this.conns) {
+      const n = conn.childCount;
+      if (conn.isConnected && n > 0) throw new DocaError('IN_USE', call, `connection ${conn.id} still has ${n} producer(s) or consumer(s) on this side; stop and destroy them first`);
+    }
+  }
+
   // ---- for connections ----------------------------------------------------------------------------
+
+  /** @internal */
+  _shareConnection(connection: ComchConnection, segment: SegmentDescriptor): ComchConnectionRef {
+    const d = this.devinfo;
+    return {
+      segment,
+      side: connection.side,
+      id: connection.id,
+      caps: {
+        maxNumTasks: comchConsumerCapGetMaxNumTasks(d),
+        maxBufSize: comchConsumerCapGetMaxBufSize(d),
+        maxImmDataLen: comchConsumerCapGetMaxImmDataLen(d),
+        maxConsumers: comchConsumerCapGetMaxConsumers(d),
+        maxProducers: comchProducerCapGetMaxProducers(d),
+      },
+    };
+  }
+
+  /** @internal the peer created or destroyed a consumer on `connection`. */
+  _consumerEvent(connection: ComchConnection, id: number, expired: boolean): void {
+    const cb = expired ? this.consumerExpiredCb : this.consumerNewCb;
+    if (cb) this.queueEvent(() => cb(this.event, connection, id));
+  }
 
   /** @internal */
   _checkIterable(call: string): void {

@@ -13,6 +13,7 @@
  * connection's held-back sends fail through their error callback, and the owner is told once.
  */
 import type { Socket } from 'node:net';
+import type { Context } from '../core/ctx.js';
 import { DocaError } from '../core/error.js';
 import { Fifo } from '../core/fifo.js';
 import { sdkLogSource } from '../core/log.js';
@@ -21,9 +22,11 @@ import type { WaitOptions } from '../core/wait.js';
 import { isAlive, type ProcessIdentity } from '../fabric/liveness.js';
 import { RingReader, RingWriter } from '../fabric/ring.js';
 import type { Segment } from '../fabric/segment.js';
+import { WakeSet } from '../fabric/wake-set.js';
 import type { ComchCtx } from './comch-ctx.js';
 import type { ComchClient } from './client.js';
-import { type ConnLayout, OFF_SLEEPING, type Side } from './layout.js';
+import { type ConnLayout, CONSUMER, CONTROL, CONTROL_PAYLOAD, FP, OFF_SLEEPING, type Side } from './layout.js';
+import { type ComchConnectionRef, Registry } from './registry.js';
 import type { ComchServer } from './server.js';
 import type { ComchSendTask } from './send-task.js';
 import { BELL } from './wire.js';
@@ -66,6 +69,16 @@ export class ComchConnection {
   private closeReason: DocaError | undefined;
   private polls = 0;
   private checkedAt = performance.now();
+  /** The fast-path registry (consumer table) this side's context relays for. */
+  readonly registry: Registry;
+  private readonly controlOut: RingWriter;
+  private readonly controlIn: RingReader;
+  private lastRequest = -1;
+  private readonly announced = new Set<number>();
+  private readonly wakes: WakeSet;
+  private readonly record = new Uint8Array(CONTROL_PAYLOAD);
+  /** Producers and consumers made from this object in this thread (the teardown helper stops them). */
+  readonly _children = new Set<Context>();
 
   /** @internal made by the server or client once the handshake is done. */
   constructor(
@@ -81,6 +94,11 @@ export class ComchConnection {
     const inc = side === 'server' ? { base: layout.c2sBase, slots: layout.c2sSlots } : { base: layout.s2cBase, slots: layout.s2cSlots };
     this.writer = new RingWriter(segment, out.base, out.slots, layout.msgSize);
     this.reader = new RingReader(segment, inc.base, inc.slots, layout.msgSize);
+    const [ctlOut, ctlIn] = side === 'server' ? [layout.s2cControlBase, layout.c2sControlBase] : [layout.c2sControlBase, layout.s2cControlBase];
+    this.controlOut = new RingWriter(segment, ctlOut, layout.entries * 2, CONTROL_PAYLOAD);
+    this.controlIn = new RingReader(segment, ctlIn, layout.entries * 2, CONTROL_PAYLOAD);
+    this.registry = new Registry(segment, layout);
+    this.wakes = new WakeSet(() => owner._wake());
     this.mine = OFF_SLEEPING[side] / 4;
     this.theirs = OFF_SLEEPING[side === 'server' ? 'client' : 'server'] / 4;
     socket.on('data', () => owner._wake());
@@ -111,6 +129,19 @@ export class ComchConnection {
   /** True until the connection starts to end. */
   get isConnected(): boolean {
     return this.state === 'connected';
+  }
+
+  /**
+   * What a worker thread needs to create producers and consumers on this connection: post it to the
+   * worker and pass it to `ComchProducer.create` / `ComchConsumer.create` there.
+   */
+  share(): ComchConnectionRef {
+    return this.owner._shareConnection(this, this.segment.descriptor);
+  }
+
+  /** Producers and consumers that exist on this side (created and not destroyed, in any thread). */
+  get childCount(): number {
+    return this.registry.consumers(this.side) + this.registry.producers(this.side);
   }
 
   /** Largest message this connection carries: the smaller of the two sides' `max_msg_size`. */
@@ -192,7 +223,7 @@ export class ComchConnection {
     if (sent > 0) this.ringPeer(WANT_DATA);
     const received = this.receive();
     if (received > 0) this.ringPeer(WANT_ROOM);
-    const n = sent + received;
+    const n = sent + received + this.relay();
     if ((++this.polls & 1023) === 0) this.checkPeer();
     if (this.state === 'closing' && !this.reader.hasRecord()) this.finish();
     else if (this.state === 'closing' && !this.owner._listening(this)) this.finish();
@@ -224,19 +255,27 @@ export class ComchConnection {
   /** @internal true when work is waiting (for arming a notification). */
   _hasWork(): boolean {
     if (this.state === 'closing' || (this.pending.length > 0 && this.writer.hasRoom())) return true;
+    if (this.controlIn.hasRecord() || Atomics.load(this.segment.i32, FP.REQUEST_BELL[this.side] / 4) !== this.lastRequest) return true;
     const rec = this.reader.peek();
     return rec !== undefined && (rec.type !== RecordType.MSG || this.owner._listening(this));
   }
 
   /** @internal announce that this side sleeps; true if there is work already (then do not sleep). */
   _arm(): boolean {
-    Atomics.store(this.segment.i32, this.mine, WANT_DATA | (this.pending.length > 0 ? WANT_ROOM : 0));
+    const i32 = this.segment.i32;
+    Atomics.store(i32, this.mine, WANT_DATA | (this.pending.length > 0 ? WANT_ROOM : 0));
+    // Producers and consumers of this side (any thread) ring the request bell when they start or stop.
+    Atomics.store(i32, FP.OWNER_SLEEPING[this.side] / 4, 1);
+    this.wakes.add(this.segment, FP.REQUEST_BELL[this.side], this.lastRequest);
     return this._hasWork();
   }
 
   /** @internal */
   _disarm(): void {
-    if (!this.segment.closed) Atomics.store(this.segment.i32, this.mine, 0);
+    this.wakes.clear();
+    if (this.segment.closed) return;
+    Atomics.store(this.segment.i32, this.mine, 0);
+    Atomics.store(this.segment.i32, FP.OWNER_SLEEPING[this.side] / 4, 0);
   }
 
   /** @internal the iterator waiting on this connection, if any. */
@@ -315,11 +354,66 @@ export class ComchConnection {
     this.owner._wake();
   }
 
+  /**
+   * Relays this side's consumer announcements to the peer (the request bell says the table changed)
+   * and the peer's to this side's context (new and expired consumer events).
+   */
+  private relay(): number {
+    let n = 0;
+    const bell = Atomics.load(this.segment.i32, FP.REQUEST_BELL[this.side] / 4);
+    if (bell !== this.lastRequest) {
+      this.lastRequest = bell;
+      const r = this.registry;
+      for (let i = 0; i < this.layout.entries; i++) {
+        const state = r.state(i);
+        if ((state !== CONSUMER.REQUESTED && state !== CONSUMER.EXPIRING) || r.side(i) !== this.side) continue;
+        const announce = state === CONSUMER.REQUESTED;
+        if (!announce && !this.announced.has(i)) {
+          r.setState(i, CONSUMER.EXPIRED); // it never reached the peer: nothing to tell
+          continue;
+        }
+        new DataView(this.record.buffer).setUint32(0, i, true);
+        if (!this.controlOut.push(announce ? CONTROL.CONSUMER_NEW : CONTROL.CONSUMER_EXPIRED, this.record)) {
+          this.lastRequest = -1; // the peer's control queue is full: look again next time
+          break;
+        }
+        if (announce) this.announced.add(i);
+        else this.announced.delete(i);
+        r.setState(i, announce ? CONSUMER.ANNOUNCED : CONSUMER.EXPIRED);
+        n++;
+      }
+      if (n > 0) this.ringPeer(WANT_DATA);
+    }
+    for (let rec = this.controlIn.peek(); rec; rec = this.controlIn.peek()) {
+      const index = rec.length === CONTROL_PAYLOAD ? new DataView(this.segment.u8.buffer).getUint32(rec.offset, true) : -1;
+      this.controlIn.advance();
+      n++;
+      if (index < 0 || index >= this.layout.entries || this.registry.side(index) === this.side) {
+        log.err(`connection ${this.id}: the peer (pid ${this.peer.pid}) announced an invalid consumer entry; ignoring it`);
+        continue;
+      }
+      const id = this.registry.id(index);
+      if (rec.type === CONTROL.CONSUMER_NEW) {
+        if (this.registry.state(index) === CONSUMER.ANNOUNCED) this.registry.setState(index, CONSUMER.REGISTERED);
+        this.owner._consumerEvent(this, id, false);
+      } else {
+        this.owner._consumerEvent(this, id, true);
+      }
+    }
+    return n;
+  }
+
   private finish(): void {
     this.state = 'closed';
     const reason = this.closeReason ?? new DocaError('NOT_CONNECTED', 'comch connection', `connection ${this.id} ended`);
     this.socket.destroy();
-    this.segment.close();
+    this.wakes.clear();
+    this.registry.close();
+    try {
+      this.segment.close();
+    } catch {
+      // a cancelled wait is still being delivered; the finalizer unmaps the segment later
+    }
     this.iterator?.end();
     this.iterator = undefined;
     this.owner._closed(this, reason, this.pending.drain());

@@ -1,12 +1,22 @@
 /**
- * The shared segment of one comch connection, made by the server when it accepts a client:
+ * The shared segment of one comch connection, made by the server when it accepts a client. Every
+ * thread that works on the connection (the server or client context, and the producers and consumers,
+ * which may live in worker threads) maps it; all coordination between them is in here.
  *
- *   0    segment header (fabric/segment.ts)
- *   64   u32 magic 'CONN', u32 msg size, u32 c2s slots, u32 s2c slots
- *   128  i32 server sleeping   (the server's engine waits for a doorbell byte; ring it)
- *   192  i32 client sleeping
- *   256  client -> server ring (server.recv_queue_size records)
- *   ...  server -> client ring (client.recv_queue_size records)
+ *   0     segment header (fabric/segment.ts)
+ *   64    u32 magic 'CONN', u32 msg size, u32 c2s slots, u32 s2c slots, u32 consumer entries
+ *   128   i32 server sleeping   (what wakes the server context: data, room; ring its socket)
+ *   192   i32 client sleeping
+ *   256   fast-path header:
+ *           +0   i32 connection state (1 connected, 2 closed)
+ *           +4   i32 last consumer id        +8  i32 last producer id
+ *           +12  i32 server producers        +16 i32 client producers
+ *           +64  i32 server request bell     +68 i32 server owner sleeping
+ *           +128 i32 client request bell     +132 i32 client owner sleeping
+ *   448   consumer table: entries x 128 bytes (see ENTRY_* below)
+ *   ...   client -> server ring (server.recv_queue_size records of msg size)
+ *   ...   server -> client ring (client.recv_queue_size records)
+ *   ...   client -> server control ring (consumer announcements), then server -> client
  */
 import { ringSize } from '../fabric/ring.js';
 import { Segment, SEGMENT_HEADER_SIZE } from '../fabric/segment.js';
@@ -14,23 +24,81 @@ import { Segment, SEGMENT_HEADER_SIZE } from '../fabric/segment.js';
 const MAGIC = 0x4e4e4f43;
 const OFF_MAGIC = SEGMENT_HEADER_SIZE;
 export const OFF_SLEEPING = { server: 128, client: 192 } as const;
-const OFF_RINGS = 256;
+const OFF_FASTPATH = 256;
+export const FP = {
+  STATE: OFF_FASTPATH,
+  LAST_CONSUMER_ID: OFF_FASTPATH + 4,
+  LAST_PRODUCER_ID: OFF_FASTPATH + 8,
+  PRODUCERS: { server: OFF_FASTPATH + 12, client: OFF_FASTPATH + 16 },
+  REQUEST_BELL: { server: OFF_FASTPATH + 64, client: OFF_FASTPATH + 128 },
+  OWNER_SLEEPING: { server: OFF_FASTPATH + 68, client: OFF_FASTPATH + 132 },
+} as const;
+export const CONN_CONNECTED = 1;
+export const CONN_CLOSED = 2;
+const OFF_TABLE = 448;
+
+/** A consumer table entry (128 bytes). */
+export const ENTRY_SIZE = 128;
+export const ENTRY = {
+  STATE: 0,
+  ID: 4,
+  /** 0 server, 1 client: the side the consumer lives on. */
+  SIDE: 8,
+  IMM_LEN: 12,
+  /** Bumped on every start, so producers notice a restarted consumer's new queue. */
+  GENERATION: 16,
+  /** Descriptor of the consumer's queue segment. */
+  QUEUE: 24,
+  /** Descriptor of the segment its buffers live in. */
+  MEMORY: 64,
+} as const;
+
+/** Consumer entry states. */
+export const CONSUMER = {
+  FREE: 0,
+  /** Created, id reserved, not started. */
+  CREATED: 1,
+  /** Started: its side's context should announce it to the peer. */
+  REQUESTED: 2,
+  /** Announced to the peer, which marks it REGISTERED. */
+  ANNOUNCED: 3,
+  REGISTERED: 4,
+  /** Stopping: its side's context should tell the peer. */
+  EXPIRING: 5,
+  EXPIRED: 6,
+} as const;
+
+/** Control records between the two contexts (payload: the entry index, u32). */
+export const CONTROL = { CONSUMER_NEW: 1, CONSUMER_EXPIRED: 2 } as const;
+export const CONTROL_PAYLOAD = 4;
 
 export type Side = 'server' | 'client';
+export const sideIndex = (side: Side): number => (side === 'server' ? 0 : 1);
 
 export interface ConnLayout {
   readonly msgSize: number;
   readonly c2sSlots: number;
   readonly s2cSlots: number;
+  readonly entries: number;
   readonly c2sBase: number;
   readonly s2cBase: number;
+  readonly c2sControlBase: number;
+  readonly s2cControlBase: number;
   readonly size: number;
 }
 
-export function connLayout(msgSize: number, c2sSlots: number, s2cSlots: number): ConnLayout {
-  const c2sBase = OFF_RINGS;
+export function connLayout(msgSize: number, c2sSlots: number, s2cSlots: number, entries: number): ConnLayout {
+  const c2sBase = OFF_TABLE + entries * ENTRY_SIZE;
   const s2cBase = c2sBase + ringSize(c2sSlots, msgSize);
-  return { msgSize, c2sSlots, s2cSlots, c2sBase, s2cBase, size: s2cBase + ringSize(s2cSlots, msgSize) };
+  const c2sControlBase = s2cBase + ringSize(s2cSlots, msgSize);
+  const s2cControlBase = c2sControlBase + ringSize(entries * 2, CONTROL_PAYLOAD);
+  const size = s2cControlBase + ringSize(entries * 2, CONTROL_PAYLOAD);
+  return { msgSize, c2sSlots, s2cSlots, entries, c2sBase, s2cBase, c2sControlBase, s2cControlBase, size };
+}
+
+/** Byte offset of consumer table entry `index`. */
+export function entryOffset(index: number): number {
+  return OFF_TABLE + index * ENTRY_SIZE;
 }
 
 /** Server side: a fresh connection segment. */
@@ -40,18 +108,16 @@ export function createConnSegment(layout: ConnLayout): Segment {
   v.setUint32(OFF_MAGIC + 4, layout.msgSize, true);
   v.setUint32(OFF_MAGIC + 8, layout.c2sSlots, true);
   v.setUint32(OFF_MAGIC + 12, layout.s2cSlots, true);
+  v.setUint32(OFF_MAGIC + 16, layout.entries, true);
+  Atomics.store(seg.i32, FP.STATE / 4, CONN_CONNECTED);
   Atomics.store(seg.i32, OFF_MAGIC / 4, MAGIC);
   return seg;
 }
 
-/** Client side: whether an opened segment has the layout the WELCOME announced. */
-export function matchesLayout(seg: Segment, layout: ConnLayout): boolean {
+/** The layout a connection segment declares, or undefined if it is not one (or lies about its size). */
+export function readLayout(seg: Segment): ConnLayout | undefined {
+  if (seg.size < OFF_TABLE || Atomics.load(seg.i32, OFF_MAGIC / 4) !== MAGIC) return undefined;
   const v = new DataView(seg.u8.buffer);
-  return (
-    seg.size >= layout.size &&
-    Atomics.load(seg.i32, OFF_MAGIC / 4) === MAGIC &&
-    v.getUint32(OFF_MAGIC + 4, true) === layout.msgSize &&
-    v.getUint32(OFF_MAGIC + 8, true) === layout.c2sSlots &&
-    v.getUint32(OFF_MAGIC + 12, true) === layout.s2cSlots
-  );
+  const layout = connLayout(v.getUint32(OFF_MAGIC + 4, true), v.getUint32(OFF_MAGIC + 8, true), v.getUint32(OFF_MAGIC + 12, true), v.getUint32(OFF_MAGIC + 16, true));
+  return layout.size <= seg.size && layout.entries <= 1 << 16 ? layout : undefined;
 }

@@ -12,7 +12,7 @@ import { digest } from '../fabric/names.js';
 import { claimName, listenService } from '../fabric/rendezvous.js';
 import type { Segment } from '../fabric/segment.js';
 import { self } from '../fabric/liveness.js';
-import { comchCapGetMaxClients, comchCapGetMaxMsgSize, comchCapGetMaxNameLen, comchCapGetMaxRecvQueueSize, comchCapServerIsSupported } from './caps.js';
+import { comchConsumerCapGetMaxConsumers, comchCapGetMaxClients, comchCapGetMaxMsgSize, comchCapGetMaxNameLen, comchCapGetMaxRecvQueueSize, comchCapServerIsSupported } from './caps.js';
 import { ComchCtx, type ComchEvent } from './comch-ctx.js';
 import { ComchConnection } from './connection.js';
 import type { ComchSendTask } from './send-task.js';
@@ -123,6 +123,7 @@ export class ComchServer extends ComchCtx {
     const call = 'doca_comch_server_disconnect';
     this.requireRunning(call);
     if (!this.conns.includes(connection)) throw new DocaError('NOT_CONNECTED', call, `connection ${connection?.id} is not a live connection of server ${JSON.stringify(this.serverName)}`);
+    this.checkNoChildren(call, connection);
     connection._disconnect(call);
     setTimeout(() => connection._abort(), LINGER_MS).unref();
   }
@@ -222,7 +223,7 @@ export class ComchServer extends ComchCtx {
         if (!welcomed && frame.type === FrameType.HELLO) {
           const refusal = this.check(frame.hello);
           if (refusal) return drop(refusal.reason, refusal);
-          const layout = connLayout(Math.min(this.maxMsgSize, frame.hello.maxMsgSize), this.recvQueueSize, frame.hello.recvQueueSize);
+          const layout = connLayout(Math.min(this.maxMsgSize, frame.hello.maxMsgSize), this.recvQueueSize, frame.hello.recvQueueSize, 2 * comchConsumerCapGetMaxConsumers(this.devinfo));
           const segment = createConnSegment(layout);
           welcomed = { segment, hello: frame.hello, layout };
           socket.write(

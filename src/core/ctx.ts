@@ -75,6 +75,7 @@ export abstract class Context {
     this.stopError = undefined;
     const running = this._doStart();
     this.setState(running ? CtxState.RUNNING : CtxState.STARTING);
+    this.engine._signal(); // a sleeping driver has a context to progress
     return running ? 'DOCA_SUCCESS' : 'DOCA_ERROR_IN_PROGRESS';
   }
 
@@ -87,6 +88,7 @@ export abstract class Context {
     if (this.st === CtxState.IDLE) throw new DocaError('BAD_STATE', 'doca_ctx_stop', `${this.name} is already IDLE`);
     if (this.st === CtxState.STOPPING) return 'DOCA_ERROR_IN_PROGRESS';
     this.beginStop(new DocaError('SHUTDOWN', 'doca_ctx_stop', `${this.name} was stopped`), true);
+    this.engine?._signal();
     return this.getState() === CtxState.IDLE ? 'DOCA_SUCCESS' : 'DOCA_ERROR_IN_PROGRESS';
   }
 

@@ -29,7 +29,11 @@ export interface RunOptions {
   mode?: 'busy' | 'notify';
   /** Stops the driver (it resolves). */
   signal?: AbortSignal;
-  /** Stops the driver once this returns true (checked after each burst of progress). */
+  /**
+   * Stops the driver once this returns true, checked after each burst of progress. Without it the driver
+   * stops when every context is IDLE; with it, it keeps going (sleeping in notify mode) until it holds.
+   * A condition that changes outside the engine's callbacks will not wake a sleeping driver: use `signal`.
+   */
   until?: () => boolean;
   /** Progress calls between turns of the event loop (default 4096). */
   budget?: number;
@@ -58,6 +62,7 @@ export class ProgressEngine {
     this.check('doca_pe_connect_ctx');
     ctx._connect(this);
     this.ctxs.push(ctx);
+    this._signal(); // a sleeping driver has a new context to progress
   }
 
   /**
@@ -174,6 +179,8 @@ export class ProgressEngine {
         this.requestNotification();
         // One bare promise per sleep: this is the wake-up path of every notify-mode program.
         if (!this.notified && !signal?.aborted) await new Promise<void>((resolve) => (this.wakeDriver = resolve));
+        // Notified at once after a burst that did nothing: let the event loop turn rather than spin on it.
+        else if (n === 0) await yieldToLoop();
         this.wakeDriver = undefined;
         this.clearNotification();
       }
@@ -184,7 +191,7 @@ export class ProgressEngine {
   }
 
   private done(options: RunOptions): boolean {
-    return options.until?.() === true || this.idle();
+    return options.until ? options.until() : this.idle();
   }
 
   /** True when every connected context is IDLE and nothing is in flight. */

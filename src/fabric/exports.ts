@@ -7,7 +7,7 @@
  */
 import { DocaError } from '../core/error.js';
 import { isAlive } from './liveness.js';
-import { SEGMENT_HEADER_SIZE, Segment, type SegmentDescriptor } from './segment.js';
+import { descriptorKey, SEGMENT_HEADER_SIZE, Segment, type SegmentDescriptor } from './segment.js';
 
 const SLOTS = 4096;
 const LIVE = 1;
@@ -64,7 +64,7 @@ interface RemoteTable {
 }
 
 const remotes = new Map<string, RemoteTable>();
-const keyOf = (d: SegmentDescriptor) => `${d.pid}:${d.start}:${d.fd}`;
+const keyOf = descriptorKey;
 
 function remoteTable(d: SegmentDescriptor, call: string): RemoteTable {
   const key = keyOf(d);

@@ -43,6 +43,11 @@ export interface SegmentDescriptor {
 
 export const DESCRIPTOR_SIZE = 40;
 
+/** A string naming the segment a descriptor names (owner, fd and token: fds are reused, tokens are not). */
+export function descriptorKey(d: SegmentDescriptor): string {
+  return `${d.pid}:${d.start}:${d.fd}:${Buffer.from(d.token).toString('hex')}`;
+}
+
 /** Writes a descriptor at `offset` of `view`. */
 export function encodeDescriptor(d: SegmentDescriptor, view: DataView, offset: number): void {
   view.setUint32(offset, d.pid, true);
@@ -228,6 +233,26 @@ export class Segment {
       }
       signal?.addEventListener('abort', onAbort, { once: true });
     });
+  }
+
+  /**
+   * Callback form of `waitAsync` for hot paths (no promise, no AbortSignal): `onWake` runs when the word
+   * at `byteOffset` no longer holds `expected`, never after `Segment.unwatch(id)`. Keeps the loop alive.
+   */
+  watch(byteOffset: number, expected: number, onWake: () => void): number {
+    this.check('segment watch');
+    try {
+      return native.waitAsync(this.handle, byteOffset, expected >>> 0, Infinity, true, (result) => {
+        if (result === WaitResult.Ok) onWake();
+      });
+    } catch (err) {
+      throw fromNative(err, 'segment watch');
+    }
+  }
+
+  /** Cancels a `watch`. */
+  static unwatch(id: number): void {
+    native.waitCancel(id);
   }
 
   /** Unmaps the segment (views become empty); refused with IN_USE while async waits are pending. */

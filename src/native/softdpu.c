@@ -57,8 +57,7 @@ typedef struct segment {
   int fd; /* -1 for segments opened from another process */
   uint32_t gen;
   int open;
-  uint32_t async_waits; /* JS thread only */
-  napi_ref buffer;      /* weak: detached on close */
+  napi_ref buffer; /* weak: detached on close */
 } segment_t;
 
 typedef struct env_data env_data_t;
@@ -256,7 +255,6 @@ static napi_value publish_segment(napi_env env, env_data_t *ed, uint8_t *base, s
   s->size = size;
   s->fd = fd;
   s->open = 1;
-  s->async_waits = 0;
   napi_value ab, out, v;
   uint64_t hint = (uint64_t)s->gen * 1048576 + slot;
   if (napi_create_external_arraybuffer(env, base, size, buffer_finalize, (void *)(uintptr_t)hint, &ab) !=
@@ -334,6 +332,16 @@ static napi_value segment_open(napi_env env, napi_callback_info info) {
   return publish_segment(env, env_data(env), base, (size_t)st.st_size, -1);
 }
 
+/* Async waits the waiter thread still holds on a segment (completed or cancelled ones no longer count). */
+static uint32_t pending_on(env_data_t *ed, uint32_t slot, uint32_t gen) {
+  uint32_t n = 0;
+  pthread_mutex_lock(&g_mu);
+  for (wait_entry_t *e = g_pending; e; e = e->next)
+    if (e->owner == ed && e->slot == slot && e->gen == gen) n++;
+  pthread_mutex_unlock(&g_mu);
+  return n;
+}
+
 /* segmentClose(handle): refused while async waits are in flight on it. */
 static napi_value segment_close(napi_env env, napi_callback_info info) {
   napi_value argv[1];
@@ -341,8 +349,8 @@ static napi_value segment_close(napi_env env, napi_callback_info info) {
   env_data_t *ed = env_data(env);
   segment_t *s = lookup(env, ed, argv[0]);
   if (!s) return NULL;
-  if (s->async_waits > 0)
-    return throw_code(env, "ERR_SOFTDPU_BUSY", "segment has %u async waits in flight", s->async_waits);
+  uint32_t waits = pending_on(ed, (uint32_t)(s - ed->segs), s->gen);
+  if (waits > 0) return throw_code(env, "ERR_SOFTDPU_BUSY", "segment has %u async waits in flight", waits);
   napi_value ab;
   if (s->buffer && napi_get_reference_value(env, s->buffer, &ab) == napi_ok && ab != NULL)
     NAPI_CALL(env, napi_detach_arraybuffer(env, ab));
@@ -527,8 +535,6 @@ static void deliver(napi_env env, napi_value js_cb, void *context, void *data) {
   while (rev) {
     wait_entry_t *e = rev;
     rev = e->next;
-    segment_t *s = e->slot < ed->nsegs ? &ed->segs[e->slot] : NULL;
-    if (s && s->gen == e->gen && s->async_waits > 0) s->async_waits--;
     if (e->keep_alive && --ed->keep_alive_waits == 0 && ed->tsfn_referenced) {
       napi_unref_threadsafe_function(env, ed->tsfn);
       ed->tsfn_referenced = 0;
@@ -609,7 +615,6 @@ static napi_value wait_async(napi_env env, napi_callback_info info) {
   e->gen = s->gen;
   e->keep_alive = keep_alive;
   napi_create_reference(env, argv[5], 1, &e->callback);
-  s->async_waits++;
   if (keep_alive && ed->keep_alive_waits++ == 0 && !ed->tsfn_referenced) {
     napi_ref_threadsafe_function(env, ed->tsfn);
     ed->tsfn_referenced = 1;

@@ -1,0 +1,64 @@
+/** The consumer's post-receive task (`doca_comch_consumer_task_post_recv`): one buffer offered to producers. */
+import type { DocaBuf } from '../core/buf.js';
+import { Task, type TaskConf } from '../core/task.js';
+import type { ComchConsumer } from './consumer.js';
+import type { Filled } from './consumer-queue.js';
+
+export class ComchConsumerPostRecvTask extends Task {
+  private immData: Uint8Array | undefined;
+  private producerId = 0;
+
+  /** @internal use `consumer.taskPostRecvAllocInit`. */
+  constructor(
+    private readonly consumer: ComchConsumer,
+    conf: TaskConf,
+    private buf: DocaBuf,
+  ) {
+    super(consumer, conf);
+  }
+
+  /** `doca_comch_consumer_task_post_recv_get_buf`: after completion, its data is what was received. */
+  getBuf(): DocaBuf {
+    return this.buf;
+  }
+
+  /** `doca_comch_consumer_task_post_recv_set_buf`: a buffer of the consumer's memory map. */
+  setBuf(buf: DocaBuf): void {
+    this.check('doca_comch_consumer_task_post_recv_set_buf');
+    this.consumer._checkBuf('doca_comch_consumer_task_post_recv_set_buf', buf);
+    this.buf = buf;
+  }
+
+  /** `doca_comch_consumer_task_post_recv_get_imm_data`: valid after completion; undefined if none came. */
+  getImmData(): Uint8Array | undefined {
+    return this.immData;
+  }
+
+  /** `doca_comch_consumer_task_post_recv_get_imm_data_len`. */
+  getImmDataLen(): number {
+    return this.immData?.length ?? 0;
+  }
+
+  /** `doca_comch_consumer_task_post_recv_get_producer_id`: 0 until completed. */
+  getProducerId(): number {
+    return this.producerId;
+  }
+
+  /** `doca_comch_consumer_task_post_recv_as_task`. */
+  asTask(): Task {
+    return this;
+  }
+
+  _execute(): void {
+    this.immData = undefined;
+    this.producerId = 0;
+    this.consumer._post(this);
+  }
+
+  /** @internal a producer filled the buffer. */
+  _received(filled: Filled): void {
+    this.buf._setReceived(filled.length);
+    this.immData = filled.imm.length > 0 ? filled.imm : undefined;
+    this.producerId = filled.producerId;
+  }
+}

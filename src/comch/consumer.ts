@@ -1,0 +1,195 @@
+/**
+ * The comch consumer (`struct doca_comch_consumer`): posts receive buffers of a memory map with PCI
+ * read/write permission; producers on the other side of the connection fill them directly (one copy,
+ * like DMA) and complete them with the length, immediate data and their id.
+ *
+ * Start is asynchronous: STARTING until the consumer's side's comch context (its engine must be
+ * progressed) has announced it to the peer and the peer has registered it; the peer's new-consumer event
+ * fires then. Stopping announces its expiry the same way; the consumer stays STOPPING until it is sent.
+ */
+import type { DocaBuf } from '../core/buf.js';
+import { CtxState } from '../core/ctx.js';
+import { DocaError } from '../core/error.js';
+import { Fifo } from '../core/fifo.js';
+import { AccessFlag, type Mmap } from '../core/mmap.js';
+import type { TaskCompletionCb } from '../core/task.js';
+import type { WaitOptions } from '../core/wait.js';
+import { ComchConnection } from './connection.js';
+import { ConsumerQueue, QUEUE_BELL, QUEUE_SLEEPING } from './consumer-queue.js';
+import { ComchConsumerPostRecvTask } from './consumer-task.js';
+import { ComchEndpoint } from './endpoint.js';
+import { type ComchReceived, consumerMessages } from './fastpath-adapters.js';
+import { CONSUMER, ENTRY, entryOffset } from './layout.js';
+import type { ComchConnectionRef } from './registry.js';
+
+export class ComchConsumer extends ComchEndpoint {
+  private readonly entry: number;
+  private readonly consumerId: number;
+  private immLen = 0;
+  private queue: ConsumerQueue | undefined;
+  private readonly posted = new Fifo<ComchConsumerPostRecvTask>();
+  private registered = false;
+
+  private constructor(
+    target: ComchConnection | ComchConnectionRef,
+    /** The memory map its receive buffers come from. */
+    readonly mmap: Mmap,
+  ) {
+    super('doca_comch_consumer', target, 'doca_comch_consumer_create');
+    try {
+      const { index, id } = this.registry.reserve(this.side, this.ref.caps.maxConsumers, 'doca_comch_consumer_create');
+      this.entry = index;
+      this.consumerId = id;
+    } catch (err) {
+      this.release();
+      throw err;
+    }
+  }
+
+  /**
+   * `doca_comch_consumer_create`: on an established connection (BAD_STATE otherwise), in this thread
+   * (`connection`) or a worker (`connection.share()`). The map must be started with PCI_READ_WRITE
+   * permission (INVALID_VALUE otherwise): the peer's producers write into it.
+   */
+  static create(connection: ComchConnection | ComchConnectionRef, mmap: Mmap): ComchConsumer {
+    const call = 'doca_comch_consumer_create';
+    if (!mmap?.isStarted) throw new DocaError('INVALID_VALUE', call, 'the memory map must be started');
+    if (!(mmap.getPermissions() & AccessFlag.PCI_READ_WRITE)) {
+      throw new DocaError('INVALID_VALUE', call, `${mmap.name} lacks PCI_READ_WRITE permission; producers on the other side write into it`);
+    }
+    return new ComchConsumer(connection, mmap);
+  }
+
+  /** `doca_comch_consumer_destroy`: only while IDLE. Its id is never reused on this connection. */
+  destroy(): void {
+    this.destroyContext('doca_comch_consumer_destroy');
+    if (!this.registry.segment.closed) this.registry.setState(this.entry, CONSUMER.FREE);
+    this.release();
+  }
+
+  /** `doca_comch_consumer_get_id`: unique within the connection; producers address the consumer by it. */
+  getId(): number {
+    return this.consumerId;
+  }
+
+  /** `doca_comch_consumer_set_imm_data_len`: immediate bytes this consumer accepts (at most the capability). */
+  setImmDataLen(length: number): void {
+    const call = 'doca_comch_consumer_set_imm_data_len';
+    this.requireIdle(call);
+    const max = this.ref.caps.maxImmDataLen;
+    if (!Number.isInteger(length) || length < 0 || length > max) throw new DocaError('INVALID_VALUE', call, `imm_data_len ${length} is not an integer in [0, ${max}]`);
+    this.immLen = length;
+  }
+
+  /** `doca_comch_consumer_get_imm_data_len`. */
+  getImmDataLen(): number {
+    return this.immLen;
+  }
+
+  /** `doca_comch_consumer_task_post_recv_set_conf`. */
+  taskPostRecvSetConf(onSuccess: TaskCompletionCb<ComchConsumerPostRecvTask>, onError: TaskCompletionCb<ComchConsumerPostRecvTask>, numTasks: number): void {
+    this.setTaskConf('doca_comch_consumer_task_post_recv_set_conf', 'post_recv', onSuccess, onError, numTasks, this.ref.caps.maxNumTasks);
+  }
+
+  /** `doca_comch_consumer_task_post_recv_alloc_init`: `buf` must lie in the consumer's map (INVALID_VALUE). */
+  taskPostRecvAllocInit(buf: DocaBuf): ComchConsumerPostRecvTask {
+    const call = 'doca_comch_consumer_task_post_recv_alloc_init';
+    this.requireRunning(call);
+    this._checkBuf(call, buf);
+    return this.allocTask(call, 'post_recv', (conf) => new ComchConsumerPostRecvTask(this, conf, buf));
+  }
+
+  /**
+   * Async iterator of completed receives: posts `bufs`, yields each receive in the order posted, reposts
+   * a buffer when the next one is asked for. Needs this consumer's engine progressed (e.g. `pe.run()`).
+   */
+  messages(bufs: DocaBuf[], options: WaitOptions = {}): AsyncIterableIterator<ComchReceived> {
+    return consumerMessages(this, bufs, options);
+  }
+
+  /** @internal */
+  _checkBuf(call: string, buf: DocaBuf): void {
+    if (!buf || buf.getMmap() !== this.mmap) throw new DocaError('INVALID_VALUE', call, `the buffer is not in the consumer's memory map (${this.mmap.name})`);
+    if (buf.getLen() > this.ref.caps.maxBufSize) throw new DocaError('INVALID_VALUE', call, `a ${buf.getLen()}-byte buffer exceeds max_buf_size ${this.ref.caps.maxBufSize}`);
+  }
+
+  /** @internal a post-receive task was submitted: offer its buffer to the producers. */
+  _post(task: ComchConsumerPostRecvTask): void {
+    const buf = task.getBuf();
+    buf._check('doca_task_submit');
+    const where = this.mmap._location()!;
+    this.queue!.post(where.offset + buf._headOffset, buf.getLen());
+    this.posted.push(task);
+  }
+
+  protected _doStart(): boolean {
+    const conf = this.taskConf('post_recv');
+    const where = this.mmap._location();
+    if (!where) throw new DocaError('INVALID_VALUE', 'doca_ctx_start', `${this.mmap.name} is not in shared memory`);
+    if (!this.connectionAlive()) throw new DocaError('NOT_CONNECTED', 'doca_ctx_start', `connection ${this.ref.id} ended`);
+    this.queue = new ConsumerQueue(conf?.capacity ?? 1);
+    this.registered = false;
+    this.registry.request(this.entry, this.side, this.immLen, this.queue.segment.descriptor, where.segment.descriptor);
+    return false;
+  }
+
+  protected override _doStop(): void {
+    super._doStop();
+    this.queue?.withdraw();
+    this.posted.drain();
+    if (this.registry.connected && this.registry.state(this.entry) !== CONSUMER.CREATED) {
+      this.registry.setState(this.entry, CONSUMER.EXPIRING);
+      this.registry.ringOwner(this.side);
+    }
+  }
+
+  protected override _stopComplete(): boolean {
+    const state = this.registry.connected ? this.registry.state(this.entry) : CONSUMER.EXPIRED;
+    return state === CONSUMER.EXPIRED || state === CONSUMER.CREATED;
+  }
+
+  protected override _onIdle(): void {
+    if (this.registry.connected) this.registry.setState(this.entry, CONSUMER.CREATED);
+    this.wakes.clear(); // an armed engine may be watching the queue
+    this.queue?.segment.close();
+    this.queue = undefined;
+  }
+
+  protected override _poll(): void {
+    const state = this.getState();
+    if (state === CtxState.IDLE || !this.connectionAlive()) return;
+    if (state === CtxState.STARTING && !this.registered && this.registry.state(this.entry) === CONSUMER.REGISTERED) {
+      this.registered = true;
+      this.startCompleted();
+    }
+    const q = this.queue;
+    if (state !== CtxState.RUNNING || !q) return;
+    for (let filled = q.filled(); filled; filled = q.filled()) {
+      const task = this.posted.shift()!;
+      q.release();
+      task._received(filled);
+      this.completeTask(task);
+    }
+  }
+
+  override _arm(notify: () => void): boolean {
+    let work = super._arm(notify);
+    const q = this.queue;
+    if (this.getState() === CtxState.RUNNING && q) {
+      Atomics.store(q.segment.i32, QUEUE_SLEEPING / 4, 1);
+      this.wakes.add(q.segment, QUEUE_BELL, Atomics.load(q.segment.i32, QUEUE_BELL / 4));
+      if (q.filled()) work = true;
+    } else if (!this.registry.segment.closed) {
+      const at = entryOffset(this.entry) + ENTRY.STATE;
+      this.wakes.add(this.registry.segment, at, Atomics.load(this.registry.i32, at / 4));
+      if (this.getState() === CtxState.STARTING && this.registry.state(this.entry) === CONSUMER.REGISTERED) work = true;
+      if (this.getState() === CtxState.STOPPING && this._stopComplete()) work = true;
+    }
+    return work;
+  }
+
+  override _disarm(): void {
+    super._disarm();
+    if (this.queue && !this.queue.segment.closed) Atomics.store(this.queue.segment.i32, QUEUE_SLEEPING / 4, 0);
+  }
+}

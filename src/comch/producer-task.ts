@@ -1,0 +1,69 @@
+/** The producer's send task (`doca_comch_producer_task_send`): a buffer (and immediate data) for one consumer. */
+import type { DocaBuf } from '../core/buf.js';
+import { Task, type TaskConf } from '../core/task.js';
+import type { ComchProducer } from './producer.js';
+
+export class ComchProducerSendTask extends Task {
+  private immData: Uint8Array | undefined;
+
+  /** @internal use `producer.taskSendAllocInit`. */
+  constructor(
+    private readonly producer: ComchProducer,
+    conf: TaskConf,
+    private buf: DocaBuf,
+    immData: Uint8Array | undefined,
+    private consumerId: number,
+  ) {
+    super(producer, conf);
+    this.immData = immData?.slice();
+  }
+
+  /** `doca_comch_producer_task_send_get_buf`. */
+  getBuf(): DocaBuf {
+    return this.buf;
+  }
+
+  /** `doca_comch_producer_task_send_set_buf`. */
+  setBuf(buf: DocaBuf): void {
+    this.check('doca_comch_producer_task_send_set_buf');
+    this.producer._checkSend('doca_comch_producer_task_send_set_buf', buf, this.immData);
+    this.buf = buf;
+  }
+
+  /** `doca_comch_producer_task_send_get_imm_data` (a copy was taken when it was set). */
+  getImmData(): Uint8Array | undefined {
+    return this.immData;
+  }
+
+  /** `doca_comch_producer_task_send_get_imm_data_len`. */
+  getImmDataLen(): number {
+    return this.immData?.length ?? 0;
+  }
+
+  /** `doca_comch_producer_task_send_set_imm_data`: copied into the task. */
+  setImmData(immData: Uint8Array | undefined): void {
+    this.check('doca_comch_producer_task_send_set_imm_data');
+    this.producer._checkSend('doca_comch_producer_task_send_set_imm_data', this.buf, immData);
+    this.immData = immData?.slice();
+  }
+
+  /** `doca_comch_producer_task_send_get_consumer_id`. */
+  getConsumerId(): number {
+    return this.consumerId;
+  }
+
+  /** `doca_comch_producer_task_send_set_consumer_id`. */
+  setConsumerId(consumerId: number): void {
+    this.check('doca_comch_producer_task_send_set_consumer_id');
+    this.consumerId = consumerId;
+  }
+
+  /** `doca_comch_producer_task_send_as_task`. */
+  asTask(): Task {
+    return this;
+  }
+
+  _execute(): void {
+    this.producer._send(this);
+  }
+}

@@ -1,0 +1,158 @@
+/**
+ * The comch producer (`struct doca_comch_producer`): sends buffers (and immediate data) to consumers on
+ * the other side of the connection. A send copies the payload straight into the consumer's next posted
+ * buffer (one copy, like DMA) and completes; with no buffer posted it is refused with AGAIN and nothing
+ * changes (resubmit later). No syscall is made per message unless the consumer sleeps.
+ */
+import type { DocaBuf } from '../core/buf.js';
+import { CtxState } from '../core/ctx.js';
+import { DocaError } from '../core/error.js';
+import type { TaskCompletionCb } from '../core/task.js';
+import { descriptorKey, Segment, type SegmentDescriptor } from '../fabric/segment.js';
+import { ComchConnection } from './connection.js';
+import { MAX_IMM, QueueView } from './consumer-queue.js';
+import { ComchEndpoint } from './endpoint.js';
+import { type ProducerSendOptions, producerSend } from './fastpath-adapters.js';
+import { CONSUMER } from './layout.js';
+import { ComchProducerSendTask } from './producer-task.js';
+import type { ComchConnectionRef } from './registry.js';
+
+interface Target {
+  index: number;
+  generation: number;
+  queue: QueueView;
+  memory: Segment;
+}
+
+export class ComchProducer extends ComchEndpoint {
+  private readonly producerId: number;
+  private readonly targets = new Map<number, Target>();
+  private readonly memories = new Map<string, Segment>();
+
+  private constructor(target: ComchConnection | ComchConnectionRef) {
+    super('doca_comch_producer', target, 'doca_comch_producer_create');
+    try {
+      this.producerId = this.registry.addProducer(this.side, this.ref.caps.maxProducers, 'doca_comch_producer_create');
+    } catch (err) {
+      this.release();
+      throw err;
+    }
+  }
+
+  /** `doca_comch_producer_create`: on an established connection (BAD_STATE otherwise), here or in a worker. */
+  static create(connection: ComchConnection | ComchConnectionRef): ComchProducer {
+    return new ComchProducer(connection);
+  }
+
+  /** `doca_comch_producer_destroy`: only while IDLE. */
+  destroy(): void {
+    this.destroyContext('doca_comch_producer_destroy');
+    if (!this.registry.segment.closed) this.registry.removeProducer(this.side);
+    this.release();
+  }
+
+  /** `doca_comch_producer_get_id`: unique within the connection; consumers see it on each receive. */
+  getId(): number {
+    return this.producerId;
+  }
+
+  /** `doca_comch_producer_task_send_set_conf`. */
+  taskSendSetConf(onSuccess: TaskCompletionCb<ComchProducerSendTask>, onError: TaskCompletionCb<ComchProducerSendTask>, numTasks: number): void {
+    this.setTaskConf('doca_comch_producer_task_send_set_conf', 'send', onSuccess, onError, numTasks, this.ref.caps.maxNumTasks);
+  }
+
+  /**
+   * `doca_comch_producer_task_send_alloc_init`: sends `buf`'s data (and `immData`, copied into the task)
+   * to the remote consumer `consumerId`.
+   */
+  taskSendAllocInit(buf: DocaBuf, immData: Uint8Array | undefined, consumerId: number): ComchProducerSendTask {
+    const call = 'doca_comch_producer_task_send_alloc_init';
+    this.requireRunning(call);
+    this._checkSend(call, buf, immData);
+    return this.allocTask(call, 'send', (conf) => new ComchProducerSendTask(this, conf, buf, immData, consumerId));
+  }
+
+  /**
+   * Promise adapter: sends `buf` to `consumerId`, retrying while the consumer has no posted buffer
+   * (default: 16 immediate attempts, then 16 one millisecond apart, then AGAIN). Needs this producer's
+   * engine progressed (e.g. `pe.run()`).
+   */
+  send(buf: DocaBuf, options: ProducerSendOptions): Promise<void> {
+    return producerSend(this, buf, options);
+  }
+
+  /** @internal */
+  _checkSend(call: string, buf: DocaBuf, immData: Uint8Array | undefined): void {
+    if (!buf || typeof buf.getDataLen !== 'function') throw new DocaError('INVALID_VALUE', call, 'expected a DocaBuf');
+    if (buf.getDataLen() > this.ref.caps.maxBufSize) throw new DocaError('INVALID_VALUE', call, `a ${buf.getDataLen()}-byte payload exceeds max_buf_size ${this.ref.caps.maxBufSize}`);
+    const max = Math.min(MAX_IMM, this.ref.caps.maxImmDataLen);
+    if (immData !== undefined && (!(immData instanceof Uint8Array) || immData.length > max)) {
+      throw new DocaError('INVALID_VALUE', call, `immediate data of ${immData?.length} bytes exceeds ${max}`);
+    }
+  }
+
+  /** @internal the send: claim the consumer's next posted buffer, copy, publish the completion. */
+  _send(task: ComchProducerSendTask): void {
+    const call = 'doca_task_submit';
+    if (!this.registry.connected) throw new DocaError('NOT_CONNECTED', call, `connection ${this.ref.id} ended`);
+    const consumerId = task.getConsumerId();
+    const target = this.target(consumerId, call);
+    const imm = task.getImmData();
+    const immMax = this.registry.immLen(target.index);
+    if (imm && imm.length > immMax) throw new DocaError('INVALID_VALUE', call, `immediate data of ${imm.length} bytes exceeds consumer ${consumerId}'s imm_data_len ${immMax}`);
+    const data = task.getBuf().getData();
+    const claim = target.queue.claim(data.length);
+    if (claim === 'empty') throw new DocaError('AGAIN', call, `consumer ${consumerId} has no posted receive buffer; progress and submit again`);
+    if ('tooSmall' in claim) throw new DocaError('INVALID_VALUE', call, `a ${data.length}-byte payload exceeds consumer ${consumerId}'s next posted buffer (${claim.tooSmall} bytes)`);
+    target.memory.u8.set(data, claim.offset);
+    target.queue.fill(claim.slot, data.length, this.producerId, imm);
+    this.completeTask(task);
+  }
+
+  protected _doStart(): boolean {
+    if (!this.connectionAlive()) throw new DocaError('NOT_CONNECTED', 'doca_ctx_start', `connection ${this.ref.id} ended`);
+    return true;
+  }
+
+  protected override _poll(): void {
+    if (this.getState() !== CtxState.IDLE) this.connectionAlive();
+  }
+
+  protected override _onIdle(): void {
+    for (const t of this.targets.values()) t.queue.segment.close();
+    for (const m of this.memories.values()) m.close();
+    this.targets.clear();
+    this.memories.clear();
+  }
+
+  /** The live remote consumer `id`, mapped (NOT_CONNECTED if it does not exist or expired). */
+  private target(id: number, call: string): Target {
+    const r = this.registry;
+    const cached = this.targets.get(id);
+    if (cached) {
+      const state = r.state(cached.index);
+      if (r.id(cached.index) === id && r.generation(cached.index) === cached.generation && (state === CONSUMER.ANNOUNCED || state === CONSUMER.REGISTERED)) return cached;
+      this.targets.delete(id);
+      cached.queue.segment.close();
+    }
+    const index = r.find(id);
+    const state = index < 0 ? CONSUMER.FREE : r.state(index);
+    if (index < 0 || r.side(index) === this.side || (state !== CONSUMER.ANNOUNCED && state !== CONSUMER.REGISTERED)) {
+      throw new DocaError('NOT_CONNECTED', call, `there is no live consumer ${id} on the other side of connection ${this.ref.id}`);
+    }
+    const queueSegment = Segment.open(r.queue(index), call);
+    const target = { index, generation: r.generation(index), queue: new QueueView(queueSegment), memory: this.memory(r.memory(index), call) };
+    this.targets.set(id, target);
+    return target;
+  }
+
+  private memory(d: SegmentDescriptor, call: string): Segment {
+    const key = descriptorKey(d);
+    let seg = this.memories.get(key);
+    if (!seg || seg.closed) {
+      seg = Segment.open(d, call);
+      this.memories.set(key, seg);
+    }
+    return seg;
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * A server and a client in this process, joined over the fabric all the same (real Unix sockets, real
+ * shared segments), each with its engine driven by pe.run(): for tests of API semantics. Anything about
+ * processes (death, data across processes) has tests with real child processes instead.
+ */
+import type { TestContext } from 'node:test';
+import { ComchClient } from '../../src/comch/client.js';
+import type { ComchConnection } from '../../src/comch/connection.js';
+import { ComchServer } from '../../src/comch/server.js';
+import { BufInventory, type DocaBuf } from '../../src/core/buf.js';
+import { type Dev, openDeviceByPci, openRepresentorByPci } from '../../src/core/dev.js';
+import { DevinfoRepFilter } from '../../src/core/devinfo.js';
+import { allocSharedMemory } from '../../src/core/memory.js';
+import { AccessFlag, Mmap } from '../../src/core/mmap.js';
+import { ProgressEngine } from '../../src/core/pe.js';
+import { useFabric } from '../../src/fabric/fabric.js';
+import { tempFabricDir } from './fabric.js';
+
+export interface Pair {
+  arm: Dev;
+  host: Dev;
+  pe: ProgressEngine;
+  server: ComchServer;
+  client: ComchClient;
+  serverConn: ComchConnection;
+  clientConn: ComchConnection;
+  events: string[];
+  /** Drives `pe` (and any extra engines) until the test ends. */
+  drive(pe: ProgressEngine): void;
+}
+
+export async function comchPair(t: TestContext, name: string): Promise<Pair> {
+  useFabric({ dir: tempFabricDir(t) });
+  const arm = openDeviceByPci('03:00.0');
+  const rep = openRepresentorByPci(arm, DevinfoRepFilter.NET, 'b1:00.0');
+  const host = openDeviceByPci('b1:00.0');
+  const pe = ProgressEngine.create();
+  const server = ComchServer.create(arm, rep, name);
+  const client = ComchClient.create(host, name);
+  const events: string[] = [];
+  for (const [label, ctx] of [['server', server], ['client', client]] as const) {
+    pe.connectCtx(ctx);
+    ctx.taskSendSetConf(() => {}, () => {}, 8);
+    ctx.eventConsumerRegister(
+      (_e, _c, id) => events.push(`${label} new ${id}`),
+      (_e, _c, id) => events.push(`${label} expired ${id}`),
+    );
+  }
+  server.start();
+  client.start();
+  const ac = new AbortController();
+  const drivers: Promise<void>[] = [];
+  const drive = (engine: ProgressEngine) => drivers.push(engine.run({ signal: ac.signal, until: () => false }));
+  drive(pe);
+  t.after(async () => {
+    await client.stopTree().catch(() => {});
+    await server.stopTree().catch(() => {});
+    ac.abort();
+    await Promise.all(drivers);
+  });
+  const clientConn = await client.connected({ timeoutMs: 10_000 });
+  while (server.connections.length === 0) await new Promise((r) => setTimeout(r, 2));
+  return { arm, host, pe, server, client, serverConn: server.connections[0]!, clientConn, events, drive };
+}
+
+/** A started map over fresh shared memory with PCI read/write, and an inventory for it. */
+export function sharedMap(dev: Dev, size: number, buffers = 16): { mem: Uint8Array; map: Mmap; inv: BufInventory; buf(offset: number, length: number): DocaBuf } {
+  const mem = allocSharedMemory(size);
+  const map = Mmap.create();
+  map.setMemrange(mem);
+  map.setPermissions(AccessFlag.LOCAL_READ_WRITE | AccessFlag.PCI_READ_WRITE);
+  map.addDev(dev);
+  map.start();
+  const inv = BufInventory.create(buffers);
+  inv.start();
+  return { mem, map, inv, buf: (offset, length) => inv.bufGetByAddr(map, mem.subarray(offset, offset + length)) };
+}
+
+/** Waits (with a bound) until `cond` holds, letting the drivers run. */
+export async function until(cond: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
