@@ -3,7 +3,7 @@
  * and copy bandwidth into a shared mapping, next to a C reference built and run in the same invocation.
  */
 import { DESCRIPTOR_SIZE, encodeDescriptor, Segment } from '../src/fabric/segment.js';
-import { buildC, canPin, gbps, median, printTable, ratio, type Row, runC, runNode, us } from './lib.js';
+import { bandwidth, buildC, canPin, gbps, median, printTable, ratio, type Row, runC, runNode, us } from './lib.js';
 
 interface Rtt {
   p50_us: number;
@@ -18,20 +18,6 @@ async function nodeRtt(mode: 'spin' | 'futex', n: number, cpus: [number, number]
   const [out] = await Promise.all([runNode('fabric-peer', ['ping', ...args], cpus?.[0]), runNode('fabric-peer', ['pong', ...args], cpus?.[1])]);
   seg.close();
   return JSON.parse(out) as Rtt;
-}
-
-/** GB/s of `copy` walking a 64 MiB destination in `size` steps; best of 5 runs of 512 MiB. */
-function bandwidth(size: number, dst: Uint8Array, copy: (src: Uint8Array, dst: Uint8Array, offset: number) => void): number {
-  const src = Buffer.alloc(size, 0x5a);
-  const slots = Math.floor(dst.length / size);
-  let best = 0;
-  for (let run = 0; run < 5; run++) {
-    const t0 = performance.now();
-    let bytes = 0;
-    for (let k = 0; bytes < 512 << 20; k++, bytes += size) copy(src, dst, (k % slots) * size);
-    best = Math.max(best, bytes / ((performance.now() - t0) * 1e6));
-  }
-  return best;
 }
 
 export async function fabricBench(): Promise<Record<string, unknown>> {

@@ -28,6 +28,20 @@ export function percentiles(samples: number[]): { p50: number; p99: number } {
   return { p50: kept[Math.floor(kept.length / 2)]!, p99: kept[Math.floor(kept.length * 0.99)]! };
 }
 
+/** GB/s of `copy` walking a 64 MiB destination in `size` steps; best of 5 runs of 512 MiB. */
+export function bandwidth(size: number, dst: Uint8Array, copy: (src: Uint8Array, dst: Uint8Array, offset: number) => void): number {
+  const src = Buffer.alloc(size, 0x5a);
+  const slots = Math.floor(dst.length / size);
+  let best = 0;
+  for (let run = 0; run < 5; run++) {
+    const t0 = performance.now();
+    let bytes = 0;
+    for (let k = 0; bytes < 512 << 20; k++, bytes += size) copy(src, dst, (k % slots) * size);
+    best = Math.max(best, bytes / ((performance.now() - t0) * 1e6));
+  }
+  return best;
+}
+
 export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** Whether `taskset` can pin processes here (util-linux). */

@@ -6,10 +6,12 @@ import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { comchBench } from './comch.bench.js';
 import { fabricBench } from './fabric.bench.js';
+import { fastpathBench } from './fastpath.bench.js';
 
 const benches: Record<string, () => Promise<Record<string, unknown>>> = {
   fabric: fabricBench,
   comch: comchBench,
+  fastpath: fastpathBench,
 };
 
 const { values, positionals } = parseArgs({ options: { json: { type: 'string' } }, allowPositionals: true });

@@ -2,16 +2,17 @@
  * The Node alternative for the comch benchmarks: 64-byte messages on a Unix socket between processes.
  *   echo  PATH      server: answers every 64 bytes; stops when the client closes
  *   ping  PATH N    client: N round trips, prints {"p50_us","p99_us"}
- *   sink  PATH N    server: counts N messages, prints {"rate"}
- *   flood PATH N    client: N writes of 64 bytes (one socket.write each, respecting backpressure)
+ *   sink  PATH N [SIZE]   server: counts N messages of SIZE bytes (default 64), prints {"rate","gbps"}
+ *   flood PATH N [SIZE]   client: N writes of SIZE bytes (one socket.write each, respecting backpressure)
  */
 import { connect, createServer, type Socket } from 'node:net';
 import { once } from 'node:events';
 import { percentiles } from './lib.js';
 
-const [role, path, count] = process.argv.slice(2);
+const [role, path, count, sizeArg] = process.argv.slice(2);
 const n = Number(count);
-const MSG = Buffer.alloc(64, 0x61);
+const size = Number(sizeArg ?? 64);
+const MSG = Buffer.alloc(size, 0x61);
 
 if (role === 'echo' || role === 'sink') {
   const server = createServer((socket: Socket) => {
@@ -24,8 +25,9 @@ if (role === 'echo' || role === 'sink') {
       }
       if (bytes === 0) first = performance.now();
       bytes += chunk.length;
-      if (bytes >= n * 64) {
-        process.stdout.write(JSON.stringify({ rate: (n - 1) / ((performance.now() - first) / 1000) }) + '\n');
+      if (bytes >= n * size) {
+        const seconds = (performance.now() - first) / 1000;
+        process.stdout.write(JSON.stringify({ rate: (n - 1) / seconds, gbps: ((n - 1) * size) / seconds / 1e9 }) + '\n');
         socket.end();
         server.close();
       }

@@ -53,3 +53,21 @@ test('flags from a JSON file (DOCA layout), -h, -v, -l and bad flags', { timeout
   assert.equal((await wrongSide.exited).code, 1);
   assert.match(wrongSide.stderr.join(''), /cannot host a comch server.*DOCA_ERROR_NOT_SUPPORTED/);
 });
+
+test('the high-speed data path samples pass their texts both ways through producers and consumers', { timeout: 30_000 }, async (t) => {
+  const dir = tempFabricDir(t);
+  const server = sample(t, dir, ['comch_data_path_high_speed_server', '-p', '03:00.0', '-r', 'b1:00.0', '-t', 'bulk from the DPU']);
+  const client = sample(t, dir, ['comch_data_path_high_speed_client', '-p', 'b1:00.0', '-t', 'bulk from the host']);
+  assert.deepEqual(await client.exited, { code: 0, signal: null });
+  assert.deepEqual(await server.exited, { code: 0, signal: null });
+  assert.match(server.stderr.join(''), /\[COMCH_DATA_PATH_HIGH_SPEED_SERVER\] Message received: 'bulk from the host'/);
+  assert.match(client.stderr.join(''), /\[COMCH_DATA_PATH_HIGH_SPEED_CLIENT\] Message received: 'bulk from the DPU'/);
+  assert.match(server.stderr.join(''), /Sample finished successfully/);
+});
+
+test('a data path client with no server times out clearly', { timeout: 30_000 }, async (t) => {
+  const dir = tempFabricDir(t);
+  const client = sample(t, dir, ['comch_data_path_high_speed_client', '--timeout', '1']);
+  assert.equal((await client.exited).code, 1);
+  assert.match(client.stderr.join(''), /timed out after 1 s waiting for the server comch_data_path_high_speed_sample_server/);
+});

@@ -40,11 +40,14 @@ function slotAt(slots: number, position: number): number {
 }
 
 /** The consumer's side of its queue. */
+const NO_IMM = new Uint8Array(0);
+
 export class ConsumerQueue {
   readonly segment: Segment;
   private tail = 0;
   private head = 0;
   private readonly view: DataView;
+  private readonly result: Filled = { length: 0, producerId: 0, imm: NO_IMM };
 
   constructor(readonly slots: number) {
     this.segment = Segment.create('consumer', SLOTS - SEGMENT_HEADER_SIZE + slots * SLOT_SIZE);
@@ -61,17 +64,17 @@ export class ConsumerQueue {
     Atomics.store(this.segment.i32, POST_TAIL, this.tail);
   }
 
-  /** The oldest posted buffer if a producer filled it, else undefined. */
+  /** The oldest posted buffer if a producer filled it, else undefined (the object is reused: read it at once). */
   filled(): Filled | undefined {
     if (this.head === this.tail) return undefined;
     const at = slotAt(this.slots, this.head);
     if (Atomics.load(this.segment.i32, at / 4) !== FILLED) return undefined;
-    const immLen = this.view.getUint32(at + 24, true);
-    return {
-      length: this.view.getUint32(at + 16, true),
-      producerId: this.view.getUint32(at + 20, true),
-      imm: this.segment.u8.slice(at + 32, at + 32 + Math.min(immLen, MAX_IMM)),
-    };
+    const immLen = Math.min(this.view.getUint32(at + 24, true), MAX_IMM);
+    const r = this.result;
+    r.length = this.view.getUint32(at + 16, true);
+    r.producerId = this.view.getUint32(at + 20, true);
+    r.imm = immLen > 0 ? this.segment.u8.slice(at + 32, at + 32 + immLen) : NO_IMM;
+    return r;
   }
 
   /** Frees the oldest slot after its completion was taken. */

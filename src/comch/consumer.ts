@@ -27,6 +27,8 @@ export class ComchConsumer extends ComchEndpoint {
   private readonly consumerId: number;
   private immLen = 0;
   private queue: ConsumerQueue | undefined;
+  /** Byte offset of the map's memory in its segment, fixed while started. */
+  private memoryOffset = 0;
   private readonly posted = new Fifo<ComchConsumerPostRecvTask>();
   private registered = false;
 
@@ -117,8 +119,7 @@ export class ComchConsumer extends ComchEndpoint {
   _post(task: ComchConsumerPostRecvTask): void {
     const buf = task.getBuf();
     buf._check('doca_task_submit');
-    const where = this.mmap._location()!;
-    this.queue!.post(where.offset + buf._headOffset, buf.getLen());
+    this.queue!.post(this.memoryOffset + buf._headOffset, buf.getLen());
     this.posted.push(task);
   }
 
@@ -128,6 +129,7 @@ export class ComchConsumer extends ComchEndpoint {
     if (!where) throw new DocaError('INVALID_VALUE', 'doca_ctx_start', `${this.mmap.name} is not in shared memory`);
     if (!this.connectionAlive()) throw new DocaError('NOT_CONNECTED', 'doca_ctx_start', `connection ${this.ref.id} ended`);
     this.queue = new ConsumerQueue(conf?.capacity ?? 1);
+    this.memoryOffset = where.offset;
     this.registered = false;
     this.registry.request(this.entry, this.side, this.immLen, this.queue.segment.descriptor, where.segment.descriptor);
     return false;

@@ -132,6 +132,8 @@ export class BufInventory {
 /** `struct doca_buf`. */
 export class DocaBuf {
   private refs = 1;
+  /** The data view, kept until the window or the memory changes (a producer sends the same buf often). */
+  private view: Uint8Array | undefined;
 
   /** @internal use a BufInventory. */
   constructor(
@@ -160,7 +162,9 @@ export class DocaBuf {
   /** `doca_buf_get_data`: a view of the data window. */
   getData(): Uint8Array {
     const range = this.range('doca_buf_get_data');
-    return range.subarray(this._dataOffset, this._dataOffset + this.dataLen);
+    const view = this.view;
+    if (view && view.buffer === range.buffer && view.length === this.dataLen) return view;
+    return (this.view = range.subarray(this._dataOffset, this._dataOffset + this.dataLen));
   }
 
   /** `doca_buf_get_data_len`. */
@@ -179,6 +183,7 @@ export class DocaBuf {
     }
     this._dataOffset = off;
     this.dataLen = dataLen;
+    this.view = undefined;
   }
 
   /** `doca_buf_set_data_len`: keeps the data start. */
@@ -189,12 +194,14 @@ export class DocaBuf {
       throw new DocaError('INVALID_VALUE', call, `data length ${dataLen} from offset ${this._dataOffset - this._headOffset} exceeds the ${this.len}-byte region`);
     }
     this.dataLen = dataLen;
+    this.view = undefined;
   }
 
   /** `doca_buf_reset_data_len`: data length 0. */
   resetDataLen(): void {
     this._check('doca_buf_reset_data_len');
     this.dataLen = 0;
+    this.view = undefined;
   }
 
   /** `doca_buf_get_refcount`. */
@@ -238,6 +245,7 @@ export class DocaBuf {
   _setReceived(dataLen: number): void {
     this._dataOffset = this._headOffset;
     this.dataLen = dataLen;
+    this.view = undefined;
   }
 
   private range(call: string): Uint8Array {

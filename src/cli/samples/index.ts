@@ -1,5 +1,6 @@
 /** The samples `softdpu sample NAME` runs. */
 import { comchCtrlPathClient, comchCtrlPathServer } from './comch-ctrl-path.js';
+import { comchDataPathClient, comchDataPathServer } from './comch-data-path.js';
 import type { SampleSpec } from './common.js';
 
-export const SAMPLES: Record<string, SampleSpec> = Object.fromEntries([comchCtrlPathServer, comchCtrlPathClient].map((s) => [s.name, s]));
+export const SAMPLES: Record<string, SampleSpec> = Object.fromEntries([comchCtrlPathServer, comchCtrlPathClient, comchDataPathServer, comchDataPathClient].map((s) => [s.name, s]));
