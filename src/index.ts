@@ -42,3 +42,15 @@ export { ComchProducer } from './comch/producer.js';
 export { ComchProducerSendTask } from './comch/producer-task.js';
 export { type ComchConnectionRef } from './comch/registry.js';
 export { type ComchReceived, type ProducerSendOptions, type RetryPolicy } from './comch/fastpath-adapters.js';
+export { SyncEvent, type SyncEventLocation, type SyncWaitOptions } from './sync-event/sync-event.js';
+export { SyncEventContext } from './sync-event/ctx.js';
+export { SyncEventRemoteNet } from './sync-event/remote-net.js';
+export { type RemoteNetOptions } from './sync-event/remote-net-server.js';
+export {
+  SyncEventTaskGet,
+  SyncEventTaskNotifyAdd,
+  SyncEventTaskNotifySet,
+  SyncEventTaskWait,
+  SyncEventTaskWaitEq,
+  SyncEventTaskWaitNeq,
+} from './sync-event/tasks.js';

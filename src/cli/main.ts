@@ -59,7 +59,8 @@ async function sample(rest: string[]): Promise<number> {
   }
   const spec = SAMPLES[name];
   if (!spec) throw new UsageError(`unknown sample ${JSON.stringify(name)} (softdpu sample --list)`);
-  return runSample(spec, flags);
+  // A sample is a whole program: once it is done (or failed half-way), whatever it left open ends too.
+  process.exit(await runSample(spec, flags));
 }
 
 function run(argv: string[]): number | Promise<number> {

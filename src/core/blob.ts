@@ -26,14 +26,15 @@ export class BlobWriter {
   private readonly bytes: Uint8Array;
   readonly view: DataView;
 
-  constructor(kind: BlobKind, payloadSize: number, fabricId: Uint8Array) {
+  /** `fabricId` undefined: a blob for another machine (remote net), bound to no fabric. */
+  constructor(kind: BlobKind, payloadSize: number, fabricId: Uint8Array | undefined) {
     this.bytes = new Uint8Array(BLOB_HEADER_SIZE + payloadSize);
     const v = new DataView(this.bytes.buffer);
     v.setUint32(0, MAGIC, true);
     v.setUint16(4, VERSION, true);
     v.setUint16(6, kind, true);
     v.setUint32(8, this.bytes.length, true);
-    this.bytes.set(fabricId.subarray(0, 8), 16);
+    if (fabricId) this.bytes.set(fabricId.subarray(0, 8), 16);
     this.view = new DataView(this.bytes.buffer, BLOB_HEADER_SIZE);
   }
 
@@ -64,7 +65,7 @@ export class BlobReader {
   constructor(
     blob: unknown,
     kind: BlobKind,
-    fabricId: Uint8Array,
+    fabricId: Uint8Array | undefined,
     private readonly call: string,
     payloadSize: number,
   ) {
@@ -79,7 +80,7 @@ export class BlobReader {
     const got = v.getUint16(6, true);
     if (got !== kind) throw new DocaError('INVALID_VALUE', call, `the blob is a ${KIND_NAMES[got] ?? `kind ${got}`} blob, not a ${KIND_NAMES[kind]} blob`);
     if (blob.length !== BLOB_HEADER_SIZE + payloadSize) throw new DocaError('INVALID_VALUE', call, `the ${KIND_NAMES[kind]} blob has ${blob.length} bytes, not ${BLOB_HEADER_SIZE + payloadSize}`);
-    if (!blob.subarray(16, 24).every((b, i) => b === fabricId[i])) throw new DocaError('INVALID_VALUE', call, 'the export blob was made in another fabric');
+    if (fabricId && !blob.subarray(16, 24).every((b, i) => b === fabricId[i])) throw new DocaError('INVALID_VALUE', call, 'the export blob was made in another fabric');
     this.view = new DataView(blob.buffer, blob.byteOffset + BLOB_HEADER_SIZE, payloadSize);
   }
 

@@ -88,6 +88,11 @@ function fromNative(err: unknown, call: string): DocaError {
 
 export type WaitOutcome = 'ok' | 'not-equal' | 'timed-out';
 
+/** `sched_yield(2)`: gives the CPU away (yielding waits). */
+export function yieldCpu(): void {
+  native.schedYield();
+}
+
 export interface AsyncWaitOptions {
   /** Default: no timeout. */
   timeoutMs?: number;

@@ -2,5 +2,6 @@
 import { comchCtrlPathClient, comchCtrlPathServer } from './comch-ctrl-path.js';
 import { comchDataPathClient, comchDataPathServer } from './comch-data-path.js';
 import type { SampleSpec } from './common.js';
+import { syncEventLocalPci, syncEventRemotePci } from './sync-event-pci.js';
 
-export const SAMPLES: Record<string, SampleSpec> = Object.fromEntries([comchCtrlPathServer, comchCtrlPathClient, comchDataPathServer, comchDataPathClient].map((s) => [s.name, s]));
+export const SAMPLES: Record<string, SampleSpec> = Object.fromEntries([comchCtrlPathServer, comchCtrlPathClient, comchDataPathServer, comchDataPathClient, syncEventLocalPci, syncEventRemotePci].map((s) => [s.name, s]));

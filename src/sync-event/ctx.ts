@@ -1,0 +1,191 @@
+/**
+ * A sync event as a context (`doca_sync_event_as_ctx`): the asynchronous tasks on a progress engine.
+ * Wait tasks complete inside `progress()` once their condition holds; an engine in notification mode
+ * announces itself as a waiter in the event's control block and sleeps on its bell, so a waiting process
+ * burns no CPU and an update wakes it. Task configuration after start is NOT_PERMITTED, as in DOCA.
+ */
+import { Context, CtxState } from '../core/ctx.js';
+import { DocaError } from '../core/error.js';
+import type { Task, TaskCompletionCb } from '../core/task.js';
+import { WakeSet } from '../fabric/wake-set.js';
+import { checkTaskMask, holds, toMask, toU64 } from './condition.js';
+import { ringIfWaiting, SE_BELL, SE_WAITERS } from './layout.js';
+import type { SyncEvent } from './sync-event.js';
+import { SyncEventTaskGet, SyncEventTaskNotifyAdd, SyncEventTaskNotifySet, type SyncEventTaskWait, SyncEventTaskWaitEq, SyncEventTaskWaitNeq } from './tasks.js';
+
+/** Task pools may hold up to this many tasks of each kind. */
+const MAX_TASKS = 1 << 16;
+
+export class SyncEventContext extends Context {
+  private waits: SyncEventTaskWait[] = [];
+  private announced = false;
+  private polls = 0;
+  private readonly wakes = new WakeSet(() => this.pe?._signal());
+
+  /** @internal use `event.asCtx()`. */
+  constructor(readonly event: SyncEvent) {
+    super('doca_sync_event', 'NOT_PERMITTED');
+  }
+
+  /** Destroys the event (`doca_sync_event_destroy`). */
+  destroy(): void {
+    this.event.destroy();
+  }
+
+  /** `doca_sync_event_task_get_set_conf`. */
+  taskGetSetConf(onSuccess: TaskCompletionCb<SyncEventTaskGet>, onError: TaskCompletionCb<SyncEventTaskGet>, numTasks: number): void {
+    this.conf('doca_sync_event_task_get_set_conf', 'get', onSuccess, onError, numTasks);
+  }
+
+  /** `doca_sync_event_task_notify_set_set_conf`. */
+  taskNotifySetSetConf(onSuccess: TaskCompletionCb<SyncEventTaskNotifySet>, onError: TaskCompletionCb<SyncEventTaskNotifySet>, numTasks: number): void {
+    this.conf('doca_sync_event_task_notify_set_set_conf', 'notify_set', onSuccess, onError, numTasks);
+  }
+
+  /** `doca_sync_event_task_notify_add_set_conf`. */
+  taskNotifyAddSetConf(onSuccess: TaskCompletionCb<SyncEventTaskNotifyAdd>, onError: TaskCompletionCb<SyncEventTaskNotifyAdd>, numTasks: number): void {
+    this.conf('doca_sync_event_task_notify_add_set_conf', 'notify_add', onSuccess, onError, numTasks);
+  }
+
+  /** `doca_sync_event_task_wait_eq_set_conf`. */
+  taskWaitEqSetConf(onSuccess: TaskCompletionCb<SyncEventTaskWaitEq>, onError: TaskCompletionCb<SyncEventTaskWaitEq>, numTasks: number): void {
+    this.conf('doca_sync_event_task_wait_eq_set_conf', 'wait_eq', onSuccess, onError, numTasks);
+  }
+
+  /** `doca_sync_event_task_wait_neq_set_conf`. */
+  taskWaitNeqSetConf(onSuccess: TaskCompletionCb<SyncEventTaskWaitNeq>, onError: TaskCompletionCb<SyncEventTaskWaitNeq>, numTasks: number): void {
+    this.conf('doca_sync_event_task_wait_neq_set_conf', 'wait_neq', onSuccess, onError, numTasks);
+  }
+
+  /** `doca_sync_event_task_get_alloc_init`: the value read is `task.getRetVal()` after completion. */
+  taskGetAllocInit(userData?: unknown): SyncEventTaskGet {
+    return this.allocTask('doca_sync_event_task_get_alloc_init', 'get', (conf) => new SyncEventTaskGet(this, conf, userData));
+  }
+
+  /** `doca_sync_event_task_notify_set_alloc_init`. */
+  taskNotifySetAllocInit(setVal: bigint | number, userData?: unknown): SyncEventTaskNotifySet {
+    const call = 'doca_sync_event_task_notify_set_alloc_init';
+    const v = toU64(call, 'value', setVal);
+    return this.allocTask(call, 'notify_set', (conf) => new SyncEventTaskNotifySet(this, conf, v, userData));
+  }
+
+  /** `doca_sync_event_task_notify_add_alloc_init`: the value before the add is `task.getFetchedVal()`. */
+  taskNotifyAddAllocInit(incVal: bigint | number, userData?: unknown): SyncEventTaskNotifyAdd {
+    const call = 'doca_sync_event_task_notify_add_alloc_init';
+    const v = toU64(call, 'value', incVal);
+    return this.allocTask(call, 'notify_add', (conf) => new SyncEventTaskNotifyAdd(this, conf, v, userData));
+  }
+
+  /** `doca_sync_event_task_wait_eq_alloc_init`: mask of 0, 1, 2, 4 or 8 consecutive 0xff bytes. */
+  taskWaitEqAllocInit(waitVal: bigint | number, mask: bigint | number, userData?: unknown): SyncEventTaskWaitEq {
+    const call = 'doca_sync_event_task_wait_eq_alloc_init';
+    const [v, m] = this.waitArgs(call, waitVal, mask);
+    return this.allocTask(call, 'wait_eq', (conf) => new SyncEventTaskWaitEq(this, conf, v, m, userData));
+  }
+
+  /** `doca_sync_event_task_wait_neq_alloc_init`. */
+  taskWaitNeqAllocInit(waitVal: bigint | number, mask: bigint | number, userData?: unknown): SyncEventTaskWaitNeq {
+    const call = 'doca_sync_event_task_wait_neq_alloc_init';
+    const [v, m] = this.waitArgs(call, waitVal, mask);
+    return this.allocTask(call, 'wait_neq', (conf) => new SyncEventTaskWaitNeq(this, conf, v, m, userData));
+  }
+
+  // ---- for the tasks ------------------------------------------------------------------------------
+
+  /** @internal */
+  _get(): bigint {
+    return Atomics.load(this.event._values('doca_task_submit'), this.event._valueIndex);
+  }
+
+  /** @internal */
+  _set(value: bigint): void {
+    Atomics.store(this.event._values('doca_task_submit'), this.event._valueIndex, value);
+    ringIfWaiting(this.event._control!);
+  }
+
+  /** @internal */
+  _add(value: bigint): bigint {
+    const before = Atomics.add(this.event._values('doca_task_submit'), this.event._valueIndex, value);
+    ringIfWaiting(this.event._control!);
+    return before;
+  }
+
+  /** @internal a task finished at once. */
+  _done(task: SyncEventTaskGet | SyncEventTaskNotifySet | SyncEventTaskNotifyAdd): void {
+    this.completeTask(task);
+  }
+
+  /** @internal a wait task was submitted: done at once if its condition holds, else watched. */
+  _wait(task: SyncEventTaskWait): void {
+    if (holds(task.op, this._get(), task.getWaitVal(), task.getMask())) this.completeTask(task);
+    else this.waits.push(task);
+  }
+
+  // ---- context hooks ------------------------------------------------------------------------------
+
+  protected _doStart(): boolean {
+    this.event._startCtx('doca_ctx_start');
+    return true;
+  }
+
+  protected override _doStop(): void {
+    this.waits = [];
+  }
+
+  protected override _poll(): void {
+    if (this.getState() !== CtxState.RUNNING) return;
+    if ((++this.polls & 1023) === 0 && this.event.isImported && !this.event._valid('doca_pe_progress')) {
+      this.fail(new DocaError('NOT_CONNECTED', 'doca_sync_event', 'the exporting process destroyed the event or exited'));
+      return;
+    }
+    if (this.waits.length === 0) return;
+    const value = this._get();
+    let kept = 0;
+    for (const task of this.waits) {
+      if (holds(task.op, value, task.getWaitVal(), task.getMask())) this.completeTask(task);
+      else this.waits[kept++] = task;
+    }
+    this.waits.length = kept;
+  }
+
+  override _arm(notify: () => void): boolean {
+    let work = super._arm(notify);
+    const control = this.event._control;
+    if (this.getState() !== CtxState.RUNNING || this.waits.length === 0 || !control || control.closed) return work;
+    Atomics.add(control.i32, SE_WAITERS / 4, 1);
+    this.announced = true;
+    this.wakes.add(control, SE_BELL, Atomics.load(control.i32, SE_BELL / 4));
+    const value = this._get();
+    if (this.waits.some((t) => holds(t.op, value, t.getWaitVal(), t.getMask()))) work = true;
+    if (this.event.isImported && !this.event._valid('doca_pe_request_notification')) work = true;
+    return work;
+  }
+
+  override _disarm(): void {
+    this.wakes.clear();
+    const control = this.event._control;
+    if (this.announced && control && !control.closed) Atomics.sub(control.i32, SE_WAITERS / 4, 1);
+    this.announced = false;
+  }
+
+  /** @internal the event is destroyed: leave the engine. */
+  _release(): void {
+    if (!this.isDestroyed) this.destroyContext('doca_sync_event_destroy');
+  }
+
+  private conf<T extends SyncEventTaskGet | SyncEventTaskNotifySet | SyncEventTaskNotifyAdd | SyncEventTaskWait>(
+    call: string,
+    type: string,
+    onSuccess: TaskCompletionCb<T>,
+    onError: TaskCompletionCb<T>,
+    numTasks: number,
+  ): void {
+    this.setTaskConf(call, type, onSuccess as TaskCompletionCb<Task>, onError as TaskCompletionCb<Task>, numTasks, MAX_TASKS);
+  }
+
+  private waitArgs(call: string, waitVal: bigint | number, mask: bigint | number): [bigint, bigint] {
+    const m = toMask(call, mask);
+    checkTaskMask(call, m);
+    return [toU64(call, 'wait value', waitVal), m];
+  }
+}

@@ -1,0 +1,125 @@
+/**
+ * The exporter's side of remote-net: a TCP listener (loopback unless told otherwise) that admits only
+ * peers proving they hold a secret from one of its blobs, and applies their set/add/get to the event.
+ * It is served by the event loop, so the exporting process must not sit in a blocking wait.
+ */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { createServer, isIP, type Server, type Socket } from 'node:net';
+import { BlobKind, BlobWriter } from '../core/blob.js';
+import { DocaError, DocaErrorCode } from '../core/error.js';
+import { sdkLogSource } from '../core/log.js';
+import { frame, NetFrame, NetOp, NetReader, proof } from './remote-net-wire.js';
+import type { SyncEvent } from './sync-event.js';
+
+const log = sdkLogSource('sync_event_net');
+
+export interface RemoteNetOptions {
+  /** IP address to listen on (default 127.0.0.1). */
+  host?: string;
+  /** Port (default: any free one). */
+  port?: number;
+}
+
+/** Blob payload: host [64], u16 port, secret [32]. */
+export const NET_PAYLOAD = 64 + 2 + 32;
+
+export class RemoteNetServer {
+  private server: Server | undefined;
+  private readonly secrets: Buffer[] = [];
+  private readonly sockets = new Set<Socket>();
+  private host = '';
+
+  constructor(private readonly event: SyncEvent) {}
+
+  async export(call: string, options: RemoteNetOptions): Promise<Uint8Array> {
+    const host = options.host ?? '127.0.0.1';
+    if (!isIP(host)) throw new DocaError('INVALID_VALUE', call, `the bind address ${JSON.stringify(host)} is not an IP address`);
+    if (this.server && host !== this.host) throw new DocaError('INVALID_VALUE', call, `the event already listens on ${this.host}`);
+    if (!this.server) {
+      const server = createServer((socket) => this.admit(socket));
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', (err) => reject(new DocaError('OPERATING_SYSTEM', call, `cannot listen on ${host}:${options.port ?? 0}: ${err.message}`)));
+        server.listen({ host, port: options.port ?? 0, exclusive: true }, resolve);
+      });
+      this.server = server;
+      this.host = host;
+    }
+    const secret = randomBytes(32);
+    this.secrets.push(secret);
+    const w = new BlobWriter(BlobKind.SYNC_EVENT_NET, NET_PAYLOAD, undefined);
+    w.text(0, 64, host);
+    w.view.setUint16(64, (this.server.address() as { port: number }).port, true);
+    w.raw(66, secret);
+    return w.finish();
+  }
+
+  close(): void {
+    this.server?.close();
+    for (const s of this.sockets) s.destroy();
+    this.sockets.clear();
+    this.secrets.length = 0;
+  }
+
+  private admit(socket: Socket): void {
+    this.sockets.add(socket);
+    const nonce = randomBytes(32);
+    const reader = new NetReader();
+    let admitted = false;
+    const drop = (why: string) => {
+      log.warn(`remote-net peer ${socket.remoteAddress}:${socket.remotePort}: ${why}; disconnecting it`);
+      socket.destroy();
+    };
+    const timer = setTimeout(() => !admitted && drop('no authentication within 5 s'), 5000);
+    timer.unref();
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      clearTimeout(timer);
+      this.sockets.delete(socket);
+    });
+    socket.write(frame(NetFrame.CHALLENGE, (v) => new Uint8Array(v.buffer, v.byteOffset, 32).set(nonce), 32));
+    socket.on('data', (chunk: Buffer) => {
+      const bodies = reader.push(chunk);
+      if (!bodies) return drop('malformed frame');
+      for (const body of bodies) {
+        if (!admitted) {
+          const answer = body.subarray(1);
+          if (body[0] !== NetFrame.AUTH || answer.length !== 32 || !this.secrets.some((s) => timingSafeEqual(proof(s, nonce), answer))) {
+            socket.write(frame(NetFrame.REPLY, (v) => v.setUint16(4, DocaErrorCode.DOCA_ERROR_AUTHENTICATION, true), 14));
+            return drop('authentication failed (wrong secret)');
+          }
+          admitted = true;
+          clearTimeout(timer);
+          socket.write(frame(NetFrame.ADMITTED, () => {}, 0));
+          continue;
+        }
+        if (body[0] !== NetFrame.REQUEST || body.length !== 14) return drop('malformed request');
+        socket.write(this.serve(body));
+      }
+    });
+  }
+
+  private serve(body: Buffer): Buffer {
+    const id = body.readUInt32LE(1);
+    const op = body[5];
+    const value = body.readBigUInt64LE(6);
+    let status = 0;
+    let result = 0n;
+    try {
+      if (op === NetOp.SET) this.event.updateSet(value);
+      else if (op === NetOp.ADD) result = this.event.updateAdd(value);
+      else if (op === NetOp.GET) result = this.event.get();
+      else throw new DocaError('INVALID_VALUE', 'remote net', `unknown operation ${op}`);
+    } catch (err) {
+      status = err instanceof DocaError ? err.value : DocaErrorCode.DOCA_ERROR_UNKNOWN;
+    }
+    return frame(
+      NetFrame.REPLY,
+      (v) => {
+        v.setUint32(0, id, true);
+        v.setUint16(4, status, true);
+        v.setBigUint64(6, result, true);
+      },
+      14,
+    );
+  }
+}

@@ -1,0 +1,417 @@
+/**
+ * DOCA Sync Event (doca_sync_event.h): a 64-bit counter shared across processes of the fabric (and
+ * reachable from other nodes over TCP), with set/add/get, busy and yielding waits, and asynchronous tasks
+ * when used as a context. The creator's CPU handle is the only one that can be configured; the handle
+ * another process makes from an exported blob (`createFromExport`) works on the same counter.
+ *
+ * The counter lives in a control segment the creator makes at its first start (or in memory the program
+ * supplied with `setAddr` / `setDocaBuf`). All processes are on one machine, so "near the subscriber"
+ * is recorded (`placement`) but makes no difference to the emulation.
+ */
+import type { DocaBuf } from '../core/buf.js';
+import { CtxState } from '../core/ctx.js';
+import type { Dev } from '../core/dev.js';
+import { DocaError } from '../core/error.js';
+import { sharedLocation } from '../core/memory.js';
+import { AccessFlag } from '../core/mmap.js';
+import { type ExportSlot, exportIsValid, revokeExportSlot } from '../fabric/exports.js';
+import { type Segment, yieldCpu } from '../fabric/segment.js';
+import { holds, toMask, toU64, type WaitOp } from './condition.js';
+import { SyncEventContext } from './ctx.js';
+import { exportPci, importPci, type Imported } from './export.js';
+import { createControl, ringIfWaiting, SE_DESTROYED, SE_STATE, SE_VALUE } from './layout.js';
+import { type RemoteNetOptions, RemoteNetServer } from './remote-net-server.js';
+
+/** Where a publisher or subscriber runs (`doca_sync_event_add_*_location_*`). */
+export type SyncEventLocation = 'cpu' | 'dpa' | 'gpu' | 'remote_pci' | 'remote_net';
+
+/** Bound on how long a failed liveness answer may lag in a busy wait (the check costs microseconds). */
+const LIVENESS_EVERY = 4096;
+
+/**
+ * Options of the synchronous waits. DOCA's waits have no timeout (the default here too); a blocking wait
+ * holds the thread, so an AbortSignal could never fire during one: only a timeout is offered.
+ */
+export interface SyncWaitOptions {
+  timeoutMs?: number;
+}
+
+export class SyncEvent {
+  private publisher: SyncEventLocation | undefined;
+  private subscriber: SyncEventLocation | undefined;
+  private userValue: { array: BigUint64Array; index: number; memory: Uint8Array } | undefined;
+  private control: Segment | undefined;
+  private values: BigUint64Array | undefined;
+  private valueIndex = 0;
+  private mode: 'none' | 'sync' | 'ctx' = 'none';
+  private syncStarted = false;
+  private destroyed = false;
+  private exportSlot: ExportSlot | undefined;
+  private netServer: RemoteNetServer | undefined;
+  private readonly ctx: SyncEventContext;
+
+  private constructor(private readonly imported?: Imported) {
+    this.ctx = new SyncEventContext(this);
+    if (imported) {
+      this.control = imported.control;
+      this.values = new BigUint64Array(imported.value.u8.buffer);
+      this.valueIndex = imported.valueOffset / 8;
+    }
+  }
+
+  /** `doca_sync_event_create`: a CPU handle, configurable until started. */
+  static create(): SyncEvent {
+    return new SyncEvent();
+  }
+
+  /**
+   * `doca_sync_event_create_from_export`: a handle on another process's event, from the blob its
+   * `exportToRemotePci` gave. It cannot be configured; start it (either mode) to use it.
+   */
+  static createFromExport(dev: Dev, blob: Uint8Array): SyncEvent {
+    return new SyncEvent(importPci(dev, blob));
+  }
+
+  /** True for a handle made by `createFromExport`. */
+  get isImported(): boolean {
+    return this.imported !== undefined;
+  }
+
+  /** Where the counter is placed: near the subscriber, as DOCA's hint says (informational here). */
+  get placement(): SyncEventLocation | undefined {
+    return this.subscriber;
+  }
+
+  // ---- configuration ----------------------------------------------------------------------------
+
+  /** `doca_sync_event_add_publisher_location_cpu`. */
+  addPublisherLocationCpu(dev: Dev): void {
+    this.addLocation('publisher', 'cpu', 'doca_sync_event_add_publisher_location_cpu', dev);
+  }
+
+  /** `doca_sync_event_add_publisher_location_dpa`: the DPA is not emulated yet (NOT_SUPPORTED). */
+  addPublisherLocationDpa(dpa: unknown): void {
+    this.addLocation('publisher', 'dpa', 'doca_sync_event_add_publisher_location_dpa', dpa);
+  }
+
+  /** `doca_sync_event_add_publisher_location_gpu`: GPU features are not supported (NOT_SUPPORTED). */
+  addPublisherLocationGpu(gpu: unknown): void {
+    this.addLocation('publisher', 'gpu', 'doca_sync_event_add_publisher_location_gpu', gpu);
+  }
+
+  /** `doca_sync_event_add_publisher_location_remote_pci`: the other side of the PCIe link updates it. */
+  addPublisherLocationRemotePci(): void {
+    this.addLocation('publisher', 'remote_pci', 'doca_sync_event_add_publisher_location_remote_pci');
+  }
+
+  /** `doca_sync_event_add_publisher_location_remote_net`: another node updates it (over TCP). */
+  addPublisherLocationRemoteNet(): void {
+    this.addLocation('publisher', 'remote_net', 'doca_sync_event_add_publisher_location_remote_net');
+  }
+
+  /** `doca_sync_event_add_subscriber_location_cpu`. */
+  addSubscriberLocationCpu(dev: Dev): void {
+    this.addLocation('subscriber', 'cpu', 'doca_sync_event_add_subscriber_location_cpu', dev);
+  }
+
+  /** `doca_sync_event_add_subscriber_location_dpa`: NOT_SUPPORTED until the DPA is emulated. */
+  addSubscriberLocationDpa(dpa: unknown): void {
+    this.addLocation('subscriber', 'dpa', 'doca_sync_event_add_subscriber_location_dpa', dpa);
+  }
+
+  /** `doca_sync_event_add_subscriber_location_gpu`: NOT_SUPPORTED. */
+  addSubscriberLocationGpu(gpu: unknown): void {
+    this.addLocation('subscriber', 'gpu', 'doca_sync_event_add_subscriber_location_gpu', gpu);
+  }
+
+  /** `doca_sync_event_add_subscriber_location_remote_pci`: the other side of the PCIe link waits on it. */
+  addSubscriberLocationRemotePci(): void {
+    this.addLocation('subscriber', 'remote_pci', 'doca_sync_event_add_subscriber_location_remote_pci');
+  }
+
+  /**
+   * `doca_sync_event_set_addr`: the 8 bytes of counter memory, 8-byte aligned. To export the event, the
+   * memory must come from `allocSharedMemory()`.
+   */
+  setAddr(memory: Uint8Array): void {
+    const call = 'doca_sync_event_set_addr';
+    this.configurable(call, 'BAD_STATE');
+    if (!(memory instanceof Uint8Array) || memory.length !== 8) throw new DocaError('INVALID_VALUE', call, `the counter memory must be 8 bytes, not ${memory?.length}`);
+    if (memory.byteOffset % 8 !== 0) throw new DocaError('INVALID_VALUE', call, `the counter memory at byte offset ${memory.byteOffset} is not 8-byte aligned`);
+    this.userValue = { array: new BigUint64Array(memory.buffer, memory.byteOffset, 1), index: 0, memory };
+  }
+
+  /**
+   * `doca_sync_event_set_doca_buf`: the counter is the buffer's 8 data bytes. Its map needs local
+   * read/write and RDMA read, write and atomic permissions (NOT_PERMITTED otherwise, as for a data length
+   * other than 8); exporting also needs PCI_READ_WRITE.
+   */
+  setDocaBuf(buf: DocaBuf): void {
+    const call = 'doca_sync_event_set_doca_buf';
+    this.configurable(call, 'BAD_STATE');
+    if (!buf || typeof buf.getData !== 'function') throw new DocaError('INVALID_VALUE', call, 'expected a DocaBuf');
+    if (buf.getDataLen() !== 8) throw new DocaError('NOT_PERMITTED', call, `the buffer holds ${buf.getDataLen()} data bytes; a sync event needs exactly 8`);
+    const need = AccessFlag.LOCAL_READ_WRITE | AccessFlag.RDMA_READ | AccessFlag.RDMA_WRITE | AccessFlag.RDMA_ATOMIC;
+    const perms = buf.getMmap().getPermissions();
+    if ((perms & need) !== need) throw new DocaError('NOT_PERMITTED', call, `the buffer's map has permissions 0x${perms.toString(16)}; it needs local read/write and RDMA read, write and atomic (0x${need.toString(16)})`);
+    this.setAddr(buf.getData());
+  }
+
+  // ---- modes ------------------------------------------------------------------------------------
+
+  /** `doca_sync_event_start`: the synchronous mode; the event can no longer be used as a context. */
+  start(): void {
+    const call = 'doca_sync_event_start';
+    this.alive(call);
+    if (this.mode === 'ctx') throw new DocaError('BAD_STATE', call, 'the event is used as a context (doca_sync_event_as_ctx); the modes exclude each other');
+    if (this.syncStarted) throw new DocaError('BAD_STATE', call, 'the event is already started');
+    this.prepare('sync', call);
+    this.syncStarted = true;
+  }
+
+  /** `doca_sync_event_stop`: undoes `start`. */
+  stop(): void {
+    const call = 'doca_sync_event_stop';
+    this.alive(call);
+    if (!this.syncStarted) throw new DocaError('BAD_STATE', call, 'the event is not started (or runs as a context: stop the context)');
+    this.syncStarted = false;
+  }
+
+  /**
+   * `doca_sync_event_as_ctx`: the event as a context for the asynchronous tasks. Connect it to a
+   * progress engine and start it; then `start()` is refused (the modes exclude each other).
+   */
+  asCtx(): SyncEventContext {
+    this.alive('doca_sync_event_as_ctx');
+    if (this.mode === 'sync') throw new DocaError('BAD_STATE', 'doca_sync_event_as_ctx', 'the event was started with doca_sync_event_start; it cannot be a context');
+    return this.ctx;
+  }
+
+  /**
+   * `doca_sync_event_destroy`: releases every handle exported from it (imported handles fail on their
+   * next use, remote-net clients are disconnected). Refused while its context is not IDLE.
+   */
+  destroy(): void {
+    const call = 'doca_sync_event_destroy';
+    if (this.destroyed) return;
+    if (this.ctx.getState() !== CtxState.IDLE) throw new DocaError('IN_USE', call, 'the event\'s context is not IDLE; stop it first');
+    this.ctx._release();
+    this.destroyed = true;
+    this.syncStarted = false;
+    if (this.exportSlot) revokeExportSlot(this.exportSlot);
+    this.netServer?.close();
+    if (this.imported) {
+      this.imported.release();
+    } else if (this.control) {
+      Atomics.store(this.control.i32, SE_STATE / 4, SE_DESTROYED);
+      try {
+        this.control.close();
+      } catch {
+        // a cancelled wait is still being delivered; the finalizer unmaps it later
+      }
+    }
+  }
+
+  // ---- export ------------------------------------------------------------------------------------
+
+  /**
+   * `doca_sync_event_export_to_remote_pci`: a blob for a process on the other side of the same DPU.
+   * Publisher and subscriber must each be cpu or remote_pci; the counter memory must be shared. The blob
+   * is a secret: send it over a trusted channel (the samples use comch) and never log it.
+   */
+  exportToRemotePci(dev: Dev): Uint8Array {
+    const call = 'doca_sync_event_export_to_remote_pci';
+    this.usable(call);
+    if (this.imported) throw new DocaError('NOT_PERMITTED', call, 'a handle made from an export cannot be exported again');
+    const ok = (l: SyncEventLocation | undefined) => l === 'cpu' || l === 'remote_pci';
+    if (!ok(this.publisher) || !ok(this.subscriber)) {
+      throw new DocaError('NOT_SUPPORTED', call, `export to remote PCI needs publisher and subscriber at cpu or remote_pci, not ${this.publisher ?? 'none'} and ${this.subscriber ?? 'none'}`);
+    }
+    const where = this.userValue ? sharedLocation(this.userValue.memory) : { segment: this.control!, offset: SE_VALUE };
+    if (!where) throw new DocaError('NOT_SUPPORTED', call, 'the counter memory given with setAddr/setDocaBuf is not shared memory (allocSharedMemory)');
+    const { blob, slot } = exportPci(call, dev, this.control!, where, this.exportSlot);
+    this.exportSlot = slot;
+    return blob;
+  }
+
+  /**
+   * `doca_sync_event_export_to_remote_net`: a blob another node turns into a remote-net handle
+   * (`SyncEventRemoteNet.createFromExport`) that sets, adds and gets over TCP. Needs the publisher
+   * location remote_net. softdpu listens on loopback unless `options.host` says otherwise (an IP
+   * address), and admits only peers that prove they hold the random secret in the blob. Asynchronous
+   * (unlike DOCA) because the listener must be bound first. The blob is a secret: never log it.
+   */
+  async exportToRemoteNet(options: RemoteNetOptions = {}): Promise<Uint8Array> {
+    const call = 'doca_sync_event_export_to_remote_net';
+    this.usable(call);
+    if (this.imported) throw new DocaError('NOT_PERMITTED', call, 'a handle made from an export cannot be exported again');
+    if (this.publisher !== 'remote_net') throw new DocaError('NOT_SUPPORTED', call, `export to remote net needs the publisher location remote_net, not ${this.publisher ?? 'none'}`);
+    this.netServer ??= new RemoteNetServer(this);
+    return this.netServer.export(call, options);
+  }
+
+  /** `doca_sync_event_get_gpu_handle`: GPU features are not supported. */
+  getGpuHandle(): never {
+    throw new DocaError('NOT_SUPPORTED', 'doca_sync_event_get_gpu_handle', 'GPU features are not supported');
+  }
+
+  /** `doca_sync_event_get_dpa_handle`: the DPA is not emulated yet. */
+  getDpaHandle(): never {
+    throw new DocaError('NOT_SUPPORTED', 'doca_sync_event_get_dpa_handle', 'the DPA is not emulated in this version of softdpu');
+  }
+
+  // ---- data path ----------------------------------------------------------------------------------
+
+  /** `doca_sync_event_update_set`. */
+  updateSet(value: bigint | number): void {
+    const call = 'doca_sync_event_update_set';
+    const v = toU64(call, 'value', value);
+    const values = this.usable(call);
+    Atomics.store(values, this.valueIndex, v);
+    ringIfWaiting(this.control!);
+  }
+
+  /** `doca_sync_event_update_add`: atomic; returns the value before the add (wraps at 2^64). */
+  updateAdd(value: bigint | number): bigint {
+    const call = 'doca_sync_event_update_add';
+    const v = toU64(call, 'value', value);
+    const values = this.usable(call);
+    const before = Atomics.add(values, this.valueIndex, v);
+    ringIfWaiting(this.control!);
+    return before;
+  }
+
+  /** `doca_sync_event_get`. */
+  get(): bigint {
+    return Atomics.load(this.usable('doca_sync_event_get'), this.valueIndex);
+  }
+
+  /** `doca_sync_event_wait_gt`: spins until `(value & mask) > value`. DOCA has no timeout; softdpu takes one. */
+  waitGt(value: bigint | number, mask: bigint | number = -1n, options: SyncWaitOptions = {}): void {
+    this.wait('gt', false, 'doca_sync_event_wait_gt', value, mask, options);
+  }
+
+  /** `doca_sync_event_wait_eq`: spins until `(value & mask) == value`. */
+  waitEq(value: bigint | number, mask: bigint | number = -1n, options: SyncWaitOptions = {}): void {
+    this.wait('eq', false, 'doca_sync_event_wait_eq', value, mask, options);
+  }
+
+  /** `doca_sync_event_wait_neq`: spins until `(value & mask) != value`. */
+  waitNeq(value: bigint | number, mask: bigint | number = -1n, options: SyncWaitOptions = {}): void {
+    this.wait('neq', false, 'doca_sync_event_wait_neq', value, mask, options);
+  }
+
+  /** `doca_sync_event_wait_gt_yield`: as `waitGt`, giving the CPU away between polls. */
+  waitGtYield(value: bigint | number, mask: bigint | number = -1n, options: SyncWaitOptions = {}): void {
+    this.wait('gt', true, 'doca_sync_event_wait_gt_yield', value, mask, options);
+  }
+
+  /** `doca_sync_event_wait_eq_yield`. */
+  waitEqYield(value: bigint | number, mask: bigint | number = -1n, options: SyncWaitOptions = {}): void {
+    this.wait('eq', true, 'doca_sync_event_wait_eq_yield', value, mask, options);
+  }
+
+  /** `doca_sync_event_wait_neq_yield`. */
+  waitNeqYield(value: bigint | number, mask: bigint | number = -1n, options: SyncWaitOptions = {}): void {
+    this.wait('neq', true, 'doca_sync_event_wait_neq_yield', value, mask, options);
+  }
+
+  // ---- for the context, the exporters ------------------------------------------------------------
+
+  /** @internal the control segment (bell, waiters). */
+  get _control(): Segment | undefined {
+    return this.control;
+  }
+
+  /** @internal the counter words and index, checked usable. */
+  _values(call: string): BigUint64Array {
+    return this.usable(call);
+  }
+
+  /** @internal */
+  get _valueIndex(): number {
+    return this.valueIndex;
+  }
+
+  /** @internal the context starts: modes exclude each other; the counter comes to exist. */
+  _startCtx(call: string): void {
+    this.alive(call);
+    if (this.syncStarted || this.mode === 'sync') throw new DocaError('BAD_STATE', call, 'the event was started with doca_sync_event_start; it cannot run as a context');
+    this.prepare('ctx', call);
+  }
+
+  /** @internal whether an imported handle still reaches a live event. */
+  _valid(call: string): boolean {
+    if (this.destroyed || this.control?.closed) return false;
+    if (this.imported) return exportIsValid(this.imported.slot, call);
+    return true;
+  }
+
+  // ---- internals ----------------------------------------------------------------------------------
+
+  private addLocation(role: 'publisher' | 'subscriber', where: SyncEventLocation, call: string, target?: unknown): void {
+    this.configurable(call, 'BAD_STATE');
+    if (where === 'gpu') throw new DocaError('NOT_SUPPORTED', call, 'GPU features are not supported');
+    if (where === 'dpa') throw new DocaError('NOT_SUPPORTED', call, 'the DPA is not emulated in this version of softdpu');
+    if (where === 'cpu' && !(target as Dev | undefined)?.isOpen) throw new DocaError('INVALID_VALUE', call, 'a cpu location needs an open device');
+    const current = role === 'publisher' ? this.publisher : this.subscriber;
+    if (current) throw new DocaError('INVALID_VALUE', call, `the ${role} location is already ${current}; a sync event has exactly one`);
+    if (role === 'publisher') this.publisher = where;
+    else this.subscriber = where;
+  }
+
+  private configurable(call: string, code: 'BAD_STATE' | 'NOT_PERMITTED'): void {
+    this.alive(call);
+    if (this.imported) throw new DocaError('NOT_PERMITTED', call, 'a handle made from an export cannot be configured');
+    if (this.mode !== 'none' && (this.syncStarted || this.ctx.getState() !== CtxState.IDLE)) {
+      throw new DocaError(code, call, 'the event is started; configure it before start');
+    }
+  }
+
+  private prepare(mode: 'sync' | 'ctx', call: string): void {
+    if (!this.imported && (!this.publisher || !this.subscriber)) {
+      throw new DocaError('BAD_STATE', call, `set a publisher and a subscriber location first (publisher ${this.publisher ?? 'none'}, subscriber ${this.subscriber ?? 'none'})`);
+    }
+    this.mode = mode;
+    if (this.imported || this.control) return;
+    this.control = createControl();
+    if (this.userValue) {
+      this.values = this.userValue.array;
+      this.valueIndex = this.userValue.index;
+    } else {
+      this.values = new BigUint64Array(this.control.u8.buffer);
+      this.valueIndex = SE_VALUE / 8;
+    }
+  }
+
+  private alive(call: string): void {
+    if (this.destroyed) throw new DocaError('BAD_STATE', call, 'the sync event was destroyed');
+  }
+
+  /** The counter, if the event is started and (for an imported handle) its exporter still has it. */
+  private usable(call: string): BigUint64Array {
+    this.alive(call);
+    if (!this.syncStarted && this.ctx.getState() !== CtxState.RUNNING) throw new DocaError('BAD_STATE', call, 'the sync event is not started');
+    if (this.imported && !this._valid(call)) {
+      throw new DocaError('NOT_CONNECTED', call, 'the exporting process destroyed the event or exited; this handle is no longer valid');
+    }
+    return this.values!;
+  }
+
+  private wait(op: WaitOp, yielding: boolean, call: string, operand: bigint | number, mask: bigint | number, options: SyncWaitOptions): void {
+    const v = toU64(call, 'value', operand);
+    const m = toMask(call, mask);
+    const values = this.usable(call);
+    const index = this.valueIndex;
+    const deadline = options.timeoutMs === undefined ? Infinity : performance.now() + options.timeoutMs;
+    for (let i = 1; ; i++) {
+      if (holds(op, Atomics.load(values, index), v, m)) return;
+      if (yielding) yieldCpu();
+      if ((i & 1023) !== 0) continue;
+      if (performance.now() > deadline) throw new DocaError('TIME_OUT', call, `(value & 0x${m.toString(16)}) ${op} ${v} did not hold within ${options.timeoutMs} ms (value ${Atomics.load(values, index)})`);
+      if (i % LIVENESS_EVERY === 0 && this.imported && !this._valid(call)) {
+        throw new DocaError('NOT_CONNECTED', call, 'the exporting process destroyed the event or exited while we waited');
+      }
+    }
+  }
+}
