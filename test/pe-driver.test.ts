@@ -52,6 +52,23 @@ test('run() in notify mode sleeps until work arrives and returns once every cont
   assert.equal(pe.idle(), true);
 });
 
+for (const mode of ['notify', 'busy'] as const) {
+  test(`run() in ${mode} mode sees an until() that waits on a submitAsync() continuation`, { timeout: 10_000 }, async () => {
+    const { pe, ctx } = holding();
+    let done = false;
+    ctx
+      .taskEchoAllocInit(7)
+      .submitAsync()
+      .then((t) => ((done = true), t.free()));
+    setTimeout(() => ctx.release(), 20);
+    // Before the fix the notify driver checked until() before the continuation ran, then slept forever.
+    await pe.run({ mode, until: () => done });
+    assert.equal(done, true);
+    ctx.stop();
+    await pe.run();
+  });
+}
+
 test('run() stops on an AbortSignal and refuses to be driven twice', { timeout: 10_000 }, async () => {
   const { pe, ctx } = holding();
   const ac = new AbortController();

@@ -12,6 +12,7 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { Context } from './ctx.js';
 import { CtxState } from './ctx.js';
 import { DocaError } from './error.js';
+import { settledPromiseCount } from './task.js';
 import { boundedWait, type WaitOptions } from './wait.js';
 
 /** `enum doca_pe_event_mode`. */
@@ -161,17 +162,23 @@ export class ProgressEngine {
     try {
       while (!signal?.aborted) {
         let n = 0;
+        const settled = settledPromiseCount();
         if (mode === 'busy') {
           // Spin without leaving the event-loop turn: a busy poller reacts in well under a microsecond.
           const until = performance.now() + BUSY_SPIN_MS;
           for (let idle = 0; n < budget; ) {
             if (this.progress()) n++;
-            else if ((++idle & 255) === 0 && (performance.now() > until || this.done(options))) break;
+            else if ((++idle & 255) === 0 && (performance.now() > until || this.done(options) || settledPromiseCount() !== settled)) break;
           }
         } else {
           while (n < budget && this.progress()) n++;
         }
         if (this.done(options)) return;
+        // A completion settled a promise: its continuations (which `until` may be waiting on) run first.
+        if (settledPromiseCount() !== settled) {
+          await yieldToLoop();
+          if (this.done(options)) return;
+        }
         if (mode === 'busy' || n === budget) {
           await yieldToLoop();
           continue;

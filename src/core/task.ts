@@ -9,6 +9,18 @@ import type { Context } from './ctx.js';
 import { DocaError, type DocaErrorName } from './error.js';
 
 /** `doca_task_completion_cb_t`: one shape for success and error callbacks. */
+
+/**
+ * Promises settled by completions so far. A driver whose stop condition may wait on a promise's
+ * continuation (`submitAsync().then(...)`) lets microtasks run when this moved before it sleeps.
+ */
+let promisesSettled = 0;
+
+/** @internal see `promisesSettled`. */
+export function settledPromiseCount(): number {
+  return promisesSettled;
+}
+
 export type TaskCompletionCb<T> = (task: T, taskUserData: unknown, ctxUserData: unknown) => void;
 
 /** What a `*_task_*_set_conf` call records: the callbacks and the pool size. */
@@ -158,6 +170,7 @@ export abstract class Task {
     const settle = this.settle;
     if (settle) {
       this.settle = undefined;
+      promisesSettled++;
       settle(this.err);
     } else {
       (this.err ? this.conf.onError : this.conf.onSuccess)(this, this.userData, ctxUserData);
