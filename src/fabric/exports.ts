@@ -64,6 +64,8 @@ interface RemoteTable {
 }
 
 const remotes = new Map<string, RemoteTable>();
+/** Each imported slot's table, found once: the key is a hex string, too dear to build on every check. */
+const tableOf = new WeakMap<ExportSlot, RemoteTable>();
 const keyOf = descriptorKey;
 
 function remoteTable(d: SegmentDescriptor, call: string): RemoteTable {
@@ -82,15 +84,18 @@ export function exportIsValid(slot: ExportSlot, call: string): boolean {
     const g = genIndex(slot.index);
     return Atomics.load(local.i32, g) === slot.generation && Atomics.load(local.i32, g + 1) === LIVE;
   }
-  if (!Number.isInteger(slot.index) || slot.index < 0 || slot.index >= SLOTS) {
-    throw new DocaError('INVALID_VALUE', call, `export slot ${slot.index} is outside the table`);
-  }
-  let t: RemoteTable;
-  try {
-    t = remoteTable(slot.table, call);
-  } catch (err) {
-    if (DocaError.is(err, 'NOT_FOUND')) return false;
-    throw err;
+  let t = tableOf.get(slot);
+  if (!t) {
+    if (!Number.isInteger(slot.index) || slot.index < 0 || slot.index >= SLOTS) {
+      throw new DocaError('INVALID_VALUE', call, `export slot ${slot.index} is outside the table`);
+    }
+    try {
+      t = remoteTable(slot.table, call);
+    } catch (err) {
+      if (DocaError.is(err, 'NOT_FOUND')) return false;
+      throw err;
+    }
+    tableOf.set(slot, t);
   }
   const now = performance.now();
   if (t.alive && now - t.checkedAt > LIVENESS_TTL_MS) {
@@ -98,8 +103,10 @@ export function exportIsValid(slot: ExportSlot, call: string): boolean {
     t.checkedAt = now;
   }
   if (!t.alive) {
-    remotes.delete(keyOf(slot.table));
-    t.segment.close();
+    if (remotes.get(keyOf(slot.table)) === t) {
+      remotes.delete(keyOf(slot.table));
+      t.segment.close();
+    }
     return false;
   }
   const g = genIndex(slot.index);
