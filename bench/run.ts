@@ -7,11 +7,13 @@ import { parseArgs } from 'node:util';
 import { comchBench } from './comch.bench.js';
 import { fabricBench } from './fabric.bench.js';
 import { fastpathBench } from './fastpath.bench.js';
+import { syncEventBench } from './sync-event.bench.js';
 
 const benches: Record<string, () => Promise<Record<string, unknown>>> = {
   fabric: fabricBench,
   comch: comchBench,
   fastpath: fastpathBench,
+  'sync-event': syncEventBench,
 };
 
 const { values, positionals } = parseArgs({ options: { json: { type: 'string' } }, allowPositionals: true });
