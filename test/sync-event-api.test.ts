@@ -209,3 +209,30 @@ test('bad blobs are refused: truncated, corrupted, another fabric, destroyed; re
   event.destroy();
   assert.throws(() => SyncEvent.createFromExport(arm, blob), code('DOCA_ERROR_NOT_FOUND', /stale/));
 });
+
+test('await using: a sync event with a running context and a pending wait is stopped and destroyed', async (t) => {
+  useFabric({ dir: tempFabricDir(t) });
+  const host = openDeviceByPci('b1:00.0');
+  const pe = ProgressEngine.create();
+  let pending: Promise<unknown> | undefined;
+  let kept: SyncEvent | undefined;
+  {
+    await using event = SyncEvent.create();
+    kept = event;
+    event.addPublisherLocationCpu(host);
+    event.addSubscriberLocationCpu(host);
+    const ctx = event.asCtx();
+    pe.connectCtx(ctx);
+    ctx.taskWaitEqSetConf(() => {}, () => {}, 1);
+    ctx.start();
+    const task = ctx.taskWaitEqAllocInit(1n, U64_MAX);
+    // As in DOCA, a stopping context reaches IDLE once its flushed tasks are freed.
+    pending = task.submitAsync().catch((err: unknown) => {
+      task.free();
+      throw err;
+    });
+    pending.catch(() => {});
+  }
+  await assert.rejects(pending!, code('DOCA_ERROR_SHUTDOWN'));
+  assert.throws(() => kept!.get(), code('DOCA_ERROR_BAD_STATE'));
+});

@@ -212,6 +212,16 @@ export class SyncEvent {
     }
   }
 
+  /**
+   * `await using event = SyncEvent.create()`: stops its context if it runs (pending waits fail), waits
+   * for IDLE, then destroys the event as `destroy()` does.
+   */
+  async [Symbol.asyncDispose](): Promise<void> {
+    if (this.destroyed) return;
+    if (this.ctx.getState() !== CtxState.IDLE) await this.ctx.stopAndWait();
+    this.destroy();
+  }
+
   // ---- export ------------------------------------------------------------------------------------
 
   /**
