@@ -122,7 +122,7 @@ export const DEFAULT_CAPS: Caps = Object.freeze({
     remoteNetCreateFromExport: true,
     exportToRemotePci: true,
     exportToRemoteNet: true,
-    exportToDpa: true,
+    exportToDpa: false,
     exportToGpu: false,
     remoteNetExportToDpa: false,
     remoteNetExportToGpu: false,
@@ -198,6 +198,9 @@ function pci(obj: Json, key: string, path: string): PciAddress {
   return PciAddress.tryParse(v) ?? fail(`${path}.${key}`, `${JSON.stringify(v)} is not a PCI address (BB:DD.F or DDDD:BB:DD.F)`);
 }
 
+/** Capabilities the emulation cannot provide: a topology may not claim them (caps answer truthfully). */
+const UNAVAILABLE = new Set(['exportToDpa', 'exportToGpu', 'remoteNetExportToDpa', 'remoteNetExportToGpu']);
+
 function mergeCaps(base: Caps, override: unknown, path: string): Caps {
   if (override === undefined) return base;
   const o = object(override, path, Object.keys(base));
@@ -210,6 +213,7 @@ function mergeCaps(base: Caps, override: unknown, path: string): Caps {
       const p = `${groupPath}.${field}`;
       if (typeof target[field] === 'boolean') {
         if (typeof v !== 'boolean') fail(p, 'must be true or false');
+        if (v && UNAVAILABLE.has(field)) fail(p, 'cannot be true: softdpu has no GPU, and the DPA is not emulated yet');
       } else {
         const limit = CAP_LIMITS[field] ?? 2 ** 32 - 1;
         if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > limit) {

@@ -47,7 +47,7 @@ const COMMON: Record<string, FlagSpec> = {
   'log-level': { short: 'l', type: 'string', description: 'application log level: 10=DISABLE 20=CRITICAL 30=ERROR 40=WARNING 50=INFO 60=DEBUG 70=TRACE', default: '50' },
   'sdk-log-level': { type: 'string', description: 'log level of the library itself (same numbers)', default: '40' },
   json: { short: 'j', type: 'string', description: 'read the flags from a JSON file' },
-  timeout: { type: 'string', description: 'give up after this many seconds (default 30)', default: '30' },
+  timeout: { type: 'string', description: 'give up after this many seconds', default: '30' },
   fabric: { type: 'string', description: 'fabric directory' },
   topology: { type: 'string', description: 'topology file' },
 };
