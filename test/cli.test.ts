@@ -1,5 +1,6 @@
 /** The softdpu command: help, devices, usage errors. */
 import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
 import { test } from 'node:test';
 import { runCli } from './helpers/child.js';
 import { tempFabricDir } from './helpers/fabric.js';
@@ -34,4 +35,17 @@ test('unknown commands and options are usage errors (exit 2)', { timeout: 10_000
     assert.equal(exit.code, 2, args.join(' '));
     assert.match(stderr, /^softdpu: /);
   }
+});
+
+test('softdpu demo (npm start) runs every sample pair across processes on a private fabric it removes', { timeout: 120_000 }, async (t) => {
+  const tmp = tempFabricDir(t);
+  const { exit, stdout, stderr } = await runCli(t, ['demo'], { TMPDIR: tmp });
+  assert.equal(exit.code, 0, stderr + stdout);
+  assert.match(stdout, /All 4 scenarios passed/);
+  for (const line of [/dpu {2}\| Message received: 'Message from the client'/, /host \| Message received: 'Message from the server'/, /host \| The exporter signaled 1/, /dpu {2}\| The exporter signaled 1/]) {
+    assert.match(stdout, line);
+  }
+  const fabric = stdout.match(/\((\/[^)]*softdpu-demo-[^)]*)\)/)?.[1];
+  assert.ok(fabric?.startsWith(tmp), `the demo's fabric ${fabric} is under TMPDIR`);
+  assert.deepEqual(readdirSync(tmp), [], 'the demo removed its fabric');
 });

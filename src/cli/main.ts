@@ -3,6 +3,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { DocaError } from '../core/error.js';
 import { type Fabric, useFabric } from '../fabric/fabric.js';
+import { demo } from './demo.js';
 import { devicesCommand } from './devices.js';
 import { runSample } from './samples/common.js';
 import { SAMPLES } from './samples/index.js';
@@ -17,7 +18,8 @@ commands:
   fabric clean         remove what dead processes left in the fabric directory
   fabric path          print the fabric directory
   sample NAME [flags]  run one of NVIDIA's samples (softdpu sample --list; NAME -h for its flags)
-  demo                 what \`npm start\` runs (for now: the devices of the fabric)
+  demo                 what \`npm start\` runs: the samples' DPU and host sides as separate processes,
+                       on a private fabric (--fabric is ignored)
 
 options (every command):
   --fabric DIR         fabric directory (default: $SOFTDPU_FABRIC, else $XDG_RUNTIME_DIR/softdpu
@@ -70,13 +72,18 @@ function run(argv: string[]): number | Promise<number> {
     return command === undefined ? 2 : 0;
   }
   switch (command) {
-    case 'devices':
-    case 'demo': {
+    case 'devices': {
       const { values, positionals } = parse(rest, { json: { type: 'boolean' } });
       if (values.help) return help();
       if (positionals.length) throw new UsageError(`unexpected argument ${positionals[0]}`);
       process.stdout.write(devicesCommand(fabricOf(values), !!values.json) + '\n');
       return 0;
+    }
+    case 'demo': {
+      const { values, positionals } = parse(rest, {});
+      if (values.help) return help();
+      if (positionals.length) throw new UsageError(`unexpected argument ${positionals[0]}`);
+      return demo(typeof values.topology === 'string' ? values.topology : undefined);
     }
     case 'fabric': {
       const { values, positionals } = parse(rest, {});
