@@ -35,7 +35,9 @@ for (const [workers, mode] of [[true, 'busy'], [false, 'notify']] as const) {
     }
     const ids = [...reports(server), ...reports(client)].map((r) => `${r.role}:${r.id}`);
     assert.equal(new Set(ids).size, 8, 'ids are unique per connection');
-    assert.equal(linesOf(client, /^peer-consumer-expired /).length, 2, 'the expiry of both server consumers reached the client');
+    // The server's consumers expire when its side is done; the news reaches the client asynchronously.
+    await waitCount(client, /^peer-consumer-expired \d+$/, 2);
+    assert.equal(linesOf(client, /^peer-consumer-expired /).length, 2, 'the expiry of both server consumers reached the client, once each');
     client.send('exit');
     assert.equal((await client.waitFor(/^stopped (.*)$/))[1], 'IDLE');
     server.send('exit');
