@@ -59,6 +59,8 @@ export interface NodeProcess {
   ready: Promise<void>;
   /** Resolves with everything it printed after `ready`, once it exited with 0. */
   done: Promise<string>;
+  /** Kills it (a peer failed, so it would wait forever). */
+  kill(): void;
 }
 
 /** Starts `dist/bench/<name>.js` (on `cpu` when given and pinning works). */
@@ -83,7 +85,7 @@ export function startNode(name: string, args: string[], cpu?: number, env: Recor
       else reject(new Error(`bench process ${name} ${args.join(' ')} exited with ${code}`));
     }),
   );
-  return { ready, done };
+  return { ready, done, kill: () => child.kill('SIGKILL') };
 }
 
 /** Runs `dist/bench/<name>.js` to completion and resolves with its output. */
@@ -95,7 +97,10 @@ export function runNode(name: string, args: string[], cpu?: number, env: Record<
 export async function serverAndClient<T>(server: [string, string[]], client: [string, string[]], env: Record<string, string>, report: 'server' | 'client'): Promise<T> {
   const srv = startNode(server[0], server[1], 1, env);
   await srv.ready;
-  const [s, c] = await Promise.all([srv.done, runNode(client[0], client[1], 0, env)]);
+  const cli = startNode(client[0], client[1], 0, env);
+  // Whichever side fails, the other would wait for it forever: kill both.
+  const both = () => (srv.kill(), cli.kill());
+  const [s, c] = await Promise.all([srv.done.catch((e) => (both(), Promise.reject(e))), cli.done.catch((e) => (both(), Promise.reject(e)))]);
   return JSON.parse(report === 'server' ? s : c) as T;
 }
 

@@ -44,8 +44,15 @@ export async function syncEventBench(): Promise<Record<string, unknown>> {
       const spans = outs.map((o) => JSON.parse(o) as { start: number; end: number });
       return (procs * adds) / ((Math.max(...spans.map((s) => s.end)) - Math.min(...spans.map((s) => s.start))) / 1000);
     };
-    const one = median([await addRate(1), await addRate(1), await addRate(1)]);
-    const two = median([await addRate(2), await addRate(2), await addRate(2)]);
+    let one: number;
+    let two: number;
+    try {
+      one = median([await addRate(1), await addRate(1), await addRate(1)]);
+      two = median([await addRate(2), await addRate(2), await addRate(2)]);
+    } catch (err) {
+      holder.kill(); // it waits for adds that will not come
+      throw err;
+    }
     await holder.done;
     const rows: Row[] = [
       { what: 'update-to-wake RTT p50, busy waits', softdpu: us(busy.p50), reference: `${us(cSpin)} (C spin)`, ratio: ratio(busy.p50 / cSpin) },

@@ -114,15 +114,25 @@ export async function runSample(spec: SampleSpec, argv: string[]): Promise<numbe
   const timeoutMs = seconds * 1000;
   const signal = AbortSignal.timeout(timeoutMs);
   log.info('Starting the sample');
+  // The sample checks `signal` wherever it waits; this backstop ends a run that somehow did not.
+  let backstop: NodeJS.Timeout | undefined;
+  const overdue = new Promise<never>((_, reject) => {
+    backstop = setTimeout(() => reject(new DocaError('TIME_OUT', spec.name, `did not finish within --timeout ${seconds} s (+${BACKSTOP_GRACE_MS / 1000} s to tear down)`)), timeoutMs + BACKSTOP_GRACE_MS);
+  });
   try {
-    await spec.run({ values, log, signal, timeoutMs });
+    await Promise.race([spec.run({ values, log, signal, timeoutMs }), overdue]);
   } catch (err) {
     log.err(`${spec.name} failed: ${(err as Error).message}`);
     return 1;
+  } finally {
+    clearTimeout(backstop);
   }
   log.info('Sample finished successfully');
   return 0;
 }
+
+/** After --timeout, how long a sample may still take to tear down before it is abandoned. */
+const BACKSTOP_GRACE_MS = 10_000;
 
 /** Throws TIME_OUT naming what the sample was waiting for, if the run's timeout passed. */
 export function checkTimeout(run: SampleRun, waitingFor: string): void {
