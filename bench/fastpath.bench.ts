@@ -1,7 +1,8 @@
 /**
  * Comch fast-path benchmark: one producer to one consumer across processes (64 KiB, 1 MiB and 64-byte
  * payloads) and 4 producers to 4 consumers, next to Node's Unix socket streaming the same payloads and
- * Buffer.copy of the same sizes in one process (the single-copy limit), all in the same run.
+ * Buffer.copy of the same sizes in one process (the single-copy limit), all in the same run; zeromq's
+ * ipc:// transport is a further baseline.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -30,21 +31,31 @@ export async function fastpathBench(): Promise<Record<string, unknown>> {
     for (let i = 0; i < RUNS; i++) runs.push(await serverAndClient<Result>(['socket-peer', ['sink', sock, String(count), String(size)]], ['socket-peer', ['flood', sock, String(count), String(size)]], env, 'server'));
     return { gbps: median(runs.map((r) => r.gbps)), rate: median(runs.map((r) => r.rate)) };
   };
+  const zmq = async (size: number, count: number) => {
+    const runs: Result[] = [];
+    const addr = `ipc://${join(dir, 'zmq.ipc')}`;
+    for (let i = 0; i < RUNS; i++) runs.push(await serverAndClient<Result>(['zmq-peer', ['pull', addr, String(count), String(size)]], ['zmq-peer', ['push', addr, String(count), String(size)]], env, 'server'));
+    return { gbps: median(runs.map((r) => r.gbps)), rate: median(runs.map((r) => r.rate)) };
+  };
   try {
     const rows: Row[] = [];
     const results: Record<string, unknown> = {};
     for (const [size, count, posted] of [[65536, 20_000, 32], [1 << 20, 2_000, 16]] as const) {
       const f = await fast({ size, count, consumers: 1, producers: 1, posted });
       const s = await socket(size, count);
+      const z = await zmq(size, count);
       const copy = bandwidth(size, Buffer.alloc(posted * size), (src, dst, off) => (src as Buffer).copy(dst, off));
-      results[`bulk_${size}`] = { softdpu_gbps: f.gbps, socket_gbps: s.gbps, buffer_copy_gbps: copy };
+      results[`bulk_${size}`] = { softdpu_gbps: f.gbps, socket_gbps: s.gbps, zmq_ipc_gbps: z.gbps, buffer_copy_gbps: copy };
       rows.push({ what: `1->1 ${label(size)}: vs Buffer.copy (target >= 0.6x)`, softdpu: gbps(f.gbps), reference: `${gbps(copy)} (copy)`, ratio: ratio(f.gbps / copy) });
       rows.push({ what: `1->1 ${label(size)}: vs Unix socket (target >= 5x)`, softdpu: gbps(f.gbps), reference: `${gbps(s.gbps)} (socket)`, ratio: ratio(f.gbps / s.gbps) });
+      rows.push({ what: `1->1 ${label(size)}: vs zeromq ipc://`, softdpu: gbps(f.gbps), reference: `${gbps(z.gbps)} (zmq)`, ratio: ratio(f.gbps / z.gbps) });
     }
     const small = await fast({ size: 64, count: 2_000_000, consumers: 1, producers: 1, posted: 1024 });
     const smallSocket = await socket(64, 200_000);
-    results.small_64 = { softdpu_msgs_per_s: small.rate, socket_msgs_per_s: smallSocket.rate };
+    const smallZmq = await zmq(64, 200_000);
+    results.small_64 = { softdpu_msgs_per_s: small.rate, socket_msgs_per_s: smallSocket.rate, zmq_ipc_msgs_per_s: smallZmq.rate };
     rows.push({ what: '1->1 64 B messages (target >= 2 M/s)', softdpu: rateText(small.rate), reference: `${rateText(smallSocket.rate)} (socket)`, ratio: ratio(small.rate / smallSocket.rate) });
+    rows.push({ what: '1->1 64 B messages vs zeromq ipc://', softdpu: rateText(small.rate), reference: `${rateText(smallZmq.rate)} (zmq)`, ratio: ratio(small.rate / smallZmq.rate) });
     const many = await fast({ size: 65536, count: 40_000, consumers: 4, producers: 4, posted: 16 });
     const manySmall = await fast({ size: 64, count: 2_000_000, consumers: 4, producers: 4, posted: 512 });
     results.many_4x4 = { bulk_64k_gbps: many.gbps, small_64_msgs_per_s: manySmall.rate };
