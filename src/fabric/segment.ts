@@ -223,7 +223,7 @@ export class Segment {
     const { signal } = options;
     if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise((resolve, reject) => {
-      const onAbort = () => native.waitCancel(id);
+      const onAbort = () => native.waitCancel(id, false);
       let id: number;
       try {
         id = native.waitAsync(this.handle, byteOffset, expected >>> 0, options.timeoutMs ?? Infinity, options.keepAlive ?? true, (result) => {
@@ -241,23 +241,22 @@ export class Segment {
   }
 
   /**
-   * Callback form of `waitAsync` for hot paths (no promise, no AbortSignal): `onWake` runs when the word
-   * at `byteOffset` no longer holds `expected`, never after `Segment.unwatch(id)`. Keeps the loop alive.
+   * Callback form of `waitAsync` for hot paths (no promise, no AbortSignal): `onWake` runs once, when the
+   * word at `byteOffset` no longer holds `expected`, when `timeoutMs` passes, or when the segment is
+   * closed; never after `Segment.unwatch(id)`. Keeps the loop alive.
    */
-  watch(byteOffset: number, expected: number, onWake: () => void): number {
+  watch(byteOffset: number, expected: number, onWake: () => void, timeoutMs = Infinity): number {
     this.check('segment watch');
     try {
-      return native.waitAsync(this.handle, byteOffset, expected >>> 0, Infinity, true, (result) => {
-        if (result === WaitResult.Ok) onWake();
-      });
+      return native.waitAsync(this.handle, byteOffset, expected >>> 0, timeoutMs, true, onWake);
     } catch (err) {
       throw fromNative(err, 'segment watch');
     }
   }
 
-  /** Cancels a `watch`. */
+  /** Cancels a `watch`: its callback will not run. */
   static unwatch(id: number): void {
-    native.waitCancel(id);
+    native.waitCancel(id, true);
   }
 
   /** Unmaps the segment (views become empty); refused with IN_USE while async waits are pending. */

@@ -56,8 +56,11 @@ export interface Native {
     keepAlive: boolean,
     callback: WaitCallback,
   ): number;
-  /** Cancels a pending async wait; true if it was still pending (its callback then reports Cancelled). */
-  waitCancel(id: number): boolean;
+  /**
+   * Cancels an async wait not yet delivered; true if there was one. Not `quiet`: its callback then
+   * reports Cancelled. `quiet`: its callback never runs.
+   */
+  waitCancel(id: number, quiet: boolean): boolean;
   /** sched_yield(2). */
   schedYield(): void;
 }

@@ -103,7 +103,8 @@ static int64_t now_ns(void) {
 }
 
 static int64_t deadline_from_ms(double timeout_ms) {
-  if (!(timeout_ms >= 0) || timeout_ms >= 9.0e15) return -1; /* NaN, negative or Infinity: no timeout */
+  /* NaN, negative, Infinity, or beyond what int64 nanoseconds hold (~292 years): no timeout. */
+  if (!(timeout_ms >= 0) || timeout_ms >= 9.0e12) return -1;
   return now_ns() + (int64_t)(timeout_ms * 1e6);
 }
 
@@ -628,27 +629,54 @@ static napi_value wait_async(napi_env env, napi_callback_info info) {
   return make_number(env, e->id);
 }
 
-/* waitCancel(id) -> true if the wait was still pending; its callback then reports cancelled. */
-static napi_value wait_cancel(napi_env env, napi_callback_info info) {
-  napi_value argv[1];
-  if (!get_args(env, info, 1, argv)) return NULL;
-  double id;
-  if (!get_double(env, argv[0], "id", &id)) return NULL;
-  env_data_t *ed = env_data(env);
-  int found = 0;
-  pthread_mutex_lock(&g_mu);
-  for (wait_entry_t **pp = &g_pending; *pp; pp = &(*pp)->next) {
+/* Frees an entry on the JS thread without delivering it (quiet cancel). */
+static void drop_entry(napi_env env, env_data_t *ed, wait_entry_t *e) {
+  if (e->keep_alive && --ed->keep_alive_waits == 0 && ed->tsfn_referenced) {
+    napi_unref_threadsafe_function(env, ed->tsfn);
+    ed->tsfn_referenced = 0;
+  }
+  napi_delete_reference(env, e->callback);
+  free(e);
+}
+
+/* Unlinks the entry `id` of `ed` from `*list`, or returns NULL. g_mu held. */
+static wait_entry_t *unlink_id_locked(wait_entry_t **list, env_data_t *ed, double id) {
+  for (wait_entry_t **pp = list; *pp; pp = &(*pp)->next) {
     wait_entry_t *e = *pp;
     if (e->owner == ed && e->id == id) {
       *pp = e->next;
-      g_npending--;
-      complete_locked(e, WAIT_CANCELLED);
-      ctl_kick();
-      found = 1;
-      break;
+      return e;
     }
   }
+  return NULL;
+}
+
+/*
+ * waitCancel(id, quiet) -> true if the wait had not been delivered yet. Not quiet: its callback then
+ * reports cancelled (even if the waiter thread had already completed it). Quiet: the callback never
+ * runs. The waiter thread is not woken: a word it still watches only costs one spurious rescan.
+ */
+static napi_value wait_cancel(napi_env env, napi_callback_info info) {
+  napi_value argv[2];
+  if (!get_args(env, info, 2, argv)) return NULL;
+  double id;
+  bool quiet;
+  if (!get_double(env, argv[0], "id", &id)) return NULL;
+  if (napi_get_value_bool(env, argv[1], &quiet) != napi_ok)
+    return throw_code(env, "ERR_SOFTDPU_ARGS", "quiet must be a boolean");
+  env_data_t *ed = env_data(env);
+  pthread_mutex_lock(&g_mu);
+  wait_entry_t *e = unlink_id_locked(&g_pending, ed, id);
+  int pending = e != NULL;
+  if (pending) g_npending--;
+  else e = unlink_id_locked(&ed->done, ed, id);
+  int found = e != NULL;
+  if (e && !quiet) {
+    complete_locked(e, WAIT_CANCELLED);
+    e = NULL;
+  }
   pthread_mutex_unlock(&g_mu);
+  if (e) drop_entry(env, ed, e);
   napi_value out;
   napi_get_boolean(env, found, &out);
   return out;
