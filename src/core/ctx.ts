@@ -151,16 +151,18 @@ export abstract class Context {
    */
   async stopAndWait(options: WaitOptions = {}): Promise<void> {
     if (this.st === CtxState.IDLE) return;
-    const idle = this.waitForState('IDLE', { timeoutMs: 10_000, ...options });
+    // Stop first: a refused stop (IN_USE) rejects here and leaves no waiter or timer behind.
     if (this.st !== CtxState.STOPPING) this.stop();
+    const idle = this.waitForState('IDLE', { ...options, timeoutMs: options.timeoutMs ?? 10_000 });
     let settled = false;
     idle.then(
       () => (settled = true),
       () => (settled = true),
     );
+    // Progress in bursts, turning the event loop in between so timers and sockets are served.
     while (!settled && this.engine) {
-      if (!this.engine.progress()) await new Promise<void>((resolve) => setImmediate(resolve));
-      else await Promise.resolve();
+      for (let n = 0; n < 4096 && this.engine.progress(); n++);
+      await new Promise<void>((resolve) => setImmediate(resolve));
     }
     await idle;
   }

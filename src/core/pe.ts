@@ -12,7 +12,6 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { Context } from './ctx.js';
 import { CtxState } from './ctx.js';
 import { DocaError } from './error.js';
-import { settledPromiseCount } from './task.js';
 import { boundedWait, type WaitOptions } from './wait.js';
 
 /** `enum doca_pe_event_mode`. */
@@ -162,20 +161,21 @@ export class ProgressEngine {
     try {
       while (!signal?.aborted) {
         let n = 0;
-        const settled = settledPromiseCount();
         if (mode === 'busy') {
           // Spin without leaving the event-loop turn: a busy poller reacts in well under a microsecond.
+          // After work, a short idle stretch ends the spin so that promise continuations can run.
           const until = performance.now() + BUSY_SPIN_MS;
           for (let idle = 0; n < budget; ) {
             if (this.progress()) n++;
-            else if ((++idle & 255) === 0 && (performance.now() > until || this.done(options) || settledPromiseCount() !== settled)) break;
+            else if ((++idle & 255) === 0 && (n > 0 || performance.now() > until || this.done(options))) break;
           }
         } else {
           while (n < budget && this.progress()) n++;
         }
         if (this.done(options)) return;
-        // A completion settled a promise: its continuations (which `until` may be waiting on) run first.
-        if (settledPromiseCount() !== settled) {
+        // Callbacks may have settled promises (submitAsync, waitForState, iterators) whose continuations
+        // are what `until` waits for: let them run before deciding to sleep.
+        if (n > 0 && mode === 'notify') {
           await yieldToLoop();
           if (this.done(options)) return;
         }
@@ -227,10 +227,12 @@ export class ProgressEngine {
     if (this.armed) this.fire();
   }
 
-  /** @internal a destroyed context leaves its engine. */
+  /** @internal a destroyed context leaves its engine (and its wake-up sources, if armed). */
   _detach(ctx: Context): void {
     const i = this.ctxs.indexOf(ctx);
-    if (i >= 0) this.ctxs.splice(i, 1);
+    if (i < 0) return;
+    if (this.armed) ctx._disarm();
+    this.ctxs.splice(i, 1);
     this.next = 0;
   }
 

@@ -9,18 +9,6 @@ import type { Context } from './ctx.js';
 import { DocaError, type DocaErrorName } from './error.js';
 
 /** `doca_task_completion_cb_t`: one shape for success and error callbacks. */
-
-/**
- * Promises settled by completions so far. A driver whose stop condition may wait on a promise's
- * continuation (`submitAsync().then(...)`) lets microtasks run when this moved before it sleeps.
- */
-let promisesSettled = 0;
-
-/** @internal see `promisesSettled`. */
-export function settledPromiseCount(): number {
-  return promisesSettled;
-}
-
 export type TaskCompletionCb<T> = (task: T, taskUserData: unknown, ctxUserData: unknown) => void;
 
 /** What a `*_task_*_set_conf` call records: the callbacks and the pool size. */
@@ -111,7 +99,6 @@ export abstract class Task {
     this.check('doca_task_free');
     if (this.state === SUBMITTED) throw new DocaError('BAD_STATE', 'doca_task_free', `${this.conf.type} task is submitted; free it in its completion callback`);
     this.state = FREED;
-    this.settle = undefined;
     this.conf.live--;
     this.context._taskFreed();
   }
@@ -123,13 +110,10 @@ export abstract class Task {
    */
   submitAsync(): Promise<this> {
     return new Promise((resolve, reject) => {
+      // Submit first: a refused submission (e.g. already in flight) must not take over the first
+      // submission's promise. Completions run only inside progress(), so none can come in between.
+      this.submit();
       this.settle = (err) => (err ? reject(err) : resolve(this));
-      try {
-        this.submit();
-      } catch (err) {
-        this.settle = undefined;
-        reject(err);
-      }
     });
   }
 
@@ -170,7 +154,6 @@ export abstract class Task {
     const settle = this.settle;
     if (settle) {
       this.settle = undefined;
-      promisesSettled++;
       settle(this.err);
     } else {
       (this.err ? this.conf.onError : this.conf.onSuccess)(this, this.userData, ctxUserData);

@@ -1,8 +1,12 @@
 /** The one way softdpu waits for something beyond DOCA's API: with an optional AbortSignal and timeout. */
+import { DocaError } from './error.js';
+
+/** setTimeout's limit (~24.8 days); longer finite timeouts are clamped to it. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export interface WaitOptions {
   signal?: AbortSignal;
-  /** Default: no timeout. */
+  /** Milliseconds, >= 0; `undefined` or `Infinity`: no timeout. */
   timeoutMs?: number;
 }
 
@@ -17,6 +21,9 @@ export function boundedWait<T>(
   attach: (resolve: (value: T) => void, reject: (err: unknown) => void) => () => void,
 ): Promise<T> {
   const { signal, timeoutMs } = options;
+  if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs >= 0)) {
+    return Promise.reject(new DocaError('INVALID_VALUE', 'wait', `timeoutMs ${String(timeoutMs)} is not a number of milliseconds >= 0`));
+  }
   if (signal?.aborted) return Promise.reject(signal.reason);
   return new Promise<T>((resolve, reject) => {
     let settled = false;
@@ -40,11 +47,11 @@ export function boundedWait<T>(
       return;
     }
     signal?.addEventListener('abort', onAbort, { once: true });
-    if (timeoutMs !== undefined) {
+    if (timeoutMs !== undefined && timeoutMs !== Infinity) {
       timer = setTimeout(() => {
         const outcome = onTimeout();
         finish(() => (outcome instanceof Error ? reject(outcome) : resolve(outcome)));
-      }, timeoutMs);
+      }, Math.min(timeoutMs, MAX_TIMER_MS));
     }
   });
 }

@@ -1,0 +1,73 @@
+/** Edges of the core machinery: refused stops, double submits, waits on promises, bad timeouts, armed destroys. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DocaError } from '../src/core/error.js';
+import { ProgressEngine } from '../src/core/pe.js';
+import { EchoCtx } from './helpers/echo-ctx.js';
+
+const is = (name: Parameters<typeof DocaError.is>[1]) => (err: unknown) => DocaError.is(err, name);
+
+class StubbornCtx extends EchoCtx {
+  override stop(): never {
+    throw new DocaError('IN_USE', 'echo_stop', 'children still exist');
+  }
+}
+
+function running<T extends EchoCtx>(ctx: T): { pe: ProgressEngine; ctx: T } {
+  const pe = ProgressEngine.create();
+  ctx.taskEchoSetConf((t) => t.free(), (t) => t.free(), 4);
+  pe.connectCtx(ctx);
+  ctx.start();
+  return { pe, ctx };
+}
+
+test('stopAndWait() whose stop is refused rejects with that error and leaves no timer to fire later', { timeout: 10_000 }, async () => {
+  const { ctx } = running(new StubbornCtx());
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown) => unhandled.push(reason);
+  process.on('unhandledRejection', onUnhandled);
+  try {
+    await assert.rejects(ctx.stopAndWait({ timeoutMs: 30 }), is('IN_USE'));
+    await sleep(100); // past the timeout a leftover waiter would have had
+    assert.deepEqual(unhandled, []);
+  } finally {
+    process.off('unhandledRejection', onUnhandled);
+  }
+});
+
+test('a second submitAsync() of a task in flight is refused and the first promise still settles', { timeout: 10_000 }, async () => {
+  const { pe, ctx } = running(new EchoCtx());
+  ctx.mode = 'hold';
+  const task = ctx.taskEchoAllocInit(7);
+  const first = task.submitAsync();
+  await assert.rejects(task.submitAsync(), is('BAD_STATE'));
+  ctx.release();
+  await pe.run({ until: () => ctx.getNumInflightTasks() === 0 });
+  assert.equal(await first, task);
+  task.free();
+});
+
+test('run() sees an until() that waits on a waitForState() continuation', { timeout: 10_000 }, async () => {
+  const pe = ProgressEngine.create();
+  const ctx = new EchoCtx();
+  ctx.asyncStart = true;
+  pe.connectCtx(ctx);
+  ctx.start();
+  let running = false;
+  void ctx.waitForState('RUNNING').then(() => (running = true));
+  setTimeout(() => ctx.finishStart(), 20);
+  await pe.run({ until: () => running });
+  assert.equal(running, true);
+});
+
+test('wait timeouts: Infinity means none, a negative or NaN timeout is INVALID_VALUE naming it', { timeout: 10_000 }, async () => {
+  const { ctx } = running(new EchoCtx());
+  await assert.rejects(ctx.waitForState('IDLE', { timeoutMs: -1 }), (err: unknown) => is('INVALID_VALUE')(err) && /timeoutMs -1/.test((err as Error).message));
+  await assert.rejects(ctx.waitForState('IDLE', { timeoutMs: Number.NaN }), is('INVALID_VALUE'));
+  const ac = new AbortController();
+  const forever = ctx.waitForState('IDLE', { timeoutMs: Infinity, signal: ac.signal });
+  await sleep(30);
+  ac.abort(new Error('done waiting'));
+  await assert.rejects(forever, /done waiting/);
+});
