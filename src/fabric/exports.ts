@@ -10,6 +10,7 @@ import { isAlive } from './liveness.js';
 import { descriptorKey, SEGMENT_HEADER_SIZE, Segment, type SegmentDescriptor } from './segment.js';
 
 const SLOTS = 4096;
+const TABLE_SIZE = SEGMENT_HEADER_SIZE + SLOTS * 8;
 const LIVE = 1;
 /**
  * How long a liveness answer about an exporter is trusted: reading /proc costs microseconds, so an
@@ -66,13 +67,17 @@ interface RemoteTable {
 const remotes = new Map<string, RemoteTable>();
 /** Each imported slot's table, found once: the key is a hex string, too dear to build on every check. */
 const tableOf = new WeakMap<ExportSlot, RemoteTable>();
-const keyOf = descriptorKey;
 
 function remoteTable(d: SegmentDescriptor, call: string): RemoteTable {
-  const key = keyOf(d);
+  const key = descriptorKey(d);
   let t = remotes.get(key);
   if (!t) {
-    t = { segment: Segment.open(d, call), checkedAt: performance.now(), alive: true };
+    const segment = Segment.open(d, call);
+    if (segment.size !== TABLE_SIZE) {
+      segment.close();
+      throw new DocaError('INVALID_VALUE', call, `the export table named is ${segment.size} bytes, not ${TABLE_SIZE}`);
+    }
+    t = { segment, checkedAt: performance.now(), alive: true };
     remotes.set(key, t);
   }
   return t;
@@ -80,15 +85,15 @@ function remoteTable(d: SegmentDescriptor, call: string): RemoteTable {
 
 /** Whether an export is still valid: its exporter lives, can be reached, and has not revoked it. */
 export function exportIsValid(slot: ExportSlot, call: string): boolean {
+  if (!Number.isInteger(slot.index) || slot.index < 0 || slot.index >= SLOTS) {
+    throw new DocaError('INVALID_VALUE', call, `export slot ${slot.index} is outside the table [0, ${SLOTS})`);
+  }
   if (local && slot.table.pid === local.descriptor.pid && slot.table.fd === local.descriptor.fd && slot.table.start === local.descriptor.start) {
     const g = genIndex(slot.index);
     return Atomics.load(local.i32, g) === slot.generation && Atomics.load(local.i32, g + 1) === LIVE;
   }
   let t = tableOf.get(slot);
   if (!t) {
-    if (!Number.isInteger(slot.index) || slot.index < 0 || slot.index >= SLOTS) {
-      throw new DocaError('INVALID_VALUE', call, `export slot ${slot.index} is outside the table`);
-    }
     try {
       t = remoteTable(slot.table, call);
     } catch (err) {
@@ -103,8 +108,8 @@ export function exportIsValid(slot: ExportSlot, call: string): boolean {
     t.checkedAt = now;
   }
   if (!t.alive) {
-    if (remotes.get(keyOf(slot.table)) === t) {
-      remotes.delete(keyOf(slot.table));
+    if (remotes.get(descriptorKey(slot.table)) === t) {
+      remotes.delete(descriptorKey(slot.table));
       t.segment.close();
     }
     return false;
