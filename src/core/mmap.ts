@@ -16,6 +16,7 @@ import { BlobKind, BlobReader, BlobWriter, DESCRIPTOR_SIZE } from './blob.js';
 import type { Dev } from './dev.js';
 import { DocaError } from './error.js';
 import { sharedLocation, useSharedMemory } from './memory.js';
+import { PCI_TRAILER_SIZE, readPciTrailer, writePciTrailer } from './pci-export.js';
 import { claimExportSlot, exportIsValid, type ExportSlot, revokeExportSlot } from '../fabric/exports.js';
 import { Segment, SEGMENT_HEADER_SIZE } from '../fabric/segment.js';
 
@@ -46,11 +47,8 @@ const P_SEGMENT = 0;
 const P_OFFSET = P_SEGMENT + DESCRIPTOR_SIZE; // f64
 const P_LENGTH = P_OFFSET + 8; // f64
 const P_PERMISSIONS = P_LENGTH + 8; // u32
-const P_SLOT_INDEX = P_PERMISSIONS + 4; // u32
-const P_SLOT_GEN = P_SLOT_INDEX + 4; // i32
-const P_TABLE = P_SLOT_GEN + 4 + 4; // descriptor, after 4 reserved bytes
-const P_DPU = P_TABLE + DESCRIPTOR_SIZE; // 64 bytes of DPU name
-const PAYLOAD_SIZE = P_DPU + 64;
+const P_TRAILER = P_PERMISSIONS + 4; // slot and DPU: core/pci-export.ts
+const PAYLOAD_SIZE = P_TRAILER + PCI_TRAILER_SIZE;
 
 interface Imported {
   segment: Segment;
@@ -94,10 +92,7 @@ export class Mmap {
     const info = dev.asDevinfo();
     if (!mmapCapIsCreateFromExportPciSupported(info)) throw new DocaError('NOT_SUPPORTED', call, `${info.spec.pci} cannot create maps from a PCI export`);
     const r = new BlobReader(blob, BlobKind.MMAP_PCI, dev.fabric.id, call, PAYLOAD_SIZE);
-    const dpu = r.text(P_DPU, 64);
-    if (dpu !== info.spec.dpu) throw new DocaError('INVALID_VALUE', call, `the map was exported on DPU ${JSON.stringify(dpu)}; ${info.spec.pci} belongs to ${info.spec.dpu}`);
-    const slot: ExportSlot = { table: r.descriptor(P_TABLE), index: r.view.getUint32(P_SLOT_INDEX, true), generation: r.view.getInt32(P_SLOT_GEN, true) };
-    if (!exportIsValid(slot, call)) throw new DocaError('NOT_FOUND', call, 'the export is stale: its exporter destroyed the map or exited');
+    const slot = readPciTrailer(r, P_TRAILER, info, call, 'map');
     const segment = Segment.open(r.descriptor(P_SEGMENT), call);
     const offset = r.view.getFloat64(P_OFFSET, true);
     const length = r.view.getFloat64(P_LENGTH, true);
@@ -252,10 +247,7 @@ export class Mmap {
     w.view.setFloat64(P_OFFSET, where.offset, true);
     w.view.setFloat64(P_LENGTH, this.memrange!.length, true);
     w.view.setUint32(P_PERMISSIONS, this.permissions, true);
-    w.view.setUint32(P_SLOT_INDEX, this.exportSlot.index, true);
-    w.view.setInt32(P_SLOT_GEN, this.exportSlot.generation, true);
-    w.descriptor(P_TABLE, this.exportSlot.table);
-    w.text(P_DPU, 64, info.spec.dpu);
+    writePciTrailer(w, P_TRAILER, this.exportSlot, info);
     return w.finish();
   }
 

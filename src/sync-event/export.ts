@@ -3,12 +3,13 @@
  *
  * Blob payload (after the envelope of core/blob.ts):
  *   0 control segment descriptor [40]   40 value segment descriptor [40]   80 f64 value byte offset
- *   88 u32 export slot index   92 i32 slot generation   96 export table descriptor [40]   136 DPU name [64]
+ *   88 the PCI export trailer (slot and DPU, core/pci-export.ts)
  */
 import { BlobKind, BlobReader, BlobWriter, DESCRIPTOR_SIZE } from '../core/blob.js';
 import type { Dev } from '../core/dev.js';
 import { DocaError } from '../core/error.js';
-import { claimExportSlot, exportIsValid, type ExportSlot } from '../fabric/exports.js';
+import { PCI_TRAILER_SIZE, readPciTrailer, writePciTrailer } from '../core/pci-export.js';
+import { claimExportSlot, type ExportSlot } from '../fabric/exports.js';
 import { Segment } from '../fabric/segment.js';
 import { syncEventCapIsCreateFromExportSupported, syncEventCapIsExportToRemotePciSupported } from './caps.js';
 import { SE_LIVE, SE_STATE } from './layout.js';
@@ -16,11 +17,8 @@ import { SE_LIVE, SE_STATE } from './layout.js';
 const P_CONTROL = 0;
 const P_VALUE = DESCRIPTOR_SIZE;
 const P_OFFSET = 2 * DESCRIPTOR_SIZE;
-const P_SLOT = P_OFFSET + 8;
-const P_GEN = P_SLOT + 4;
-const P_TABLE = P_GEN + 4;
-const P_DPU = P_TABLE + DESCRIPTOR_SIZE;
-const PAYLOAD = P_DPU + 64;
+const P_TRAILER = P_OFFSET + 8; // slot and DPU: core/pci-export.ts
+const PAYLOAD = P_TRAILER + PCI_TRAILER_SIZE;
 
 /** What an imported handle holds. */
 export interface Imported {
@@ -40,10 +38,7 @@ export function exportPci(call: string, dev: Dev, control: Segment, where: { seg
   w.descriptor(P_CONTROL, control.descriptor);
   w.descriptor(P_VALUE, where.segment.descriptor);
   w.view.setFloat64(P_OFFSET, where.offset, true);
-  w.view.setUint32(P_SLOT, claimed.index, true);
-  w.view.setInt32(P_GEN, claimed.generation, true);
-  w.descriptor(P_TABLE, claimed.table);
-  w.text(P_DPU, 64, info.spec.dpu);
+  writePciTrailer(w, P_TRAILER, claimed, info);
   return { blob: w.finish(), slot: claimed };
 }
 
@@ -53,10 +48,7 @@ export function importPci(dev: Dev, blob: Uint8Array): Imported {
   const info = dev.asDevinfo();
   if (!syncEventCapIsCreateFromExportSupported(info)) throw new DocaError('NOT_SUPPORTED', call, `${info.spec.pci} cannot create sync events from an export`);
   const r = new BlobReader(blob, BlobKind.SYNC_EVENT_PCI, dev.fabric.id, call, PAYLOAD);
-  const dpu = r.text(P_DPU, 64);
-  if (dpu !== info.spec.dpu) throw new DocaError('INVALID_VALUE', call, `the event was exported on DPU ${JSON.stringify(dpu)}; ${info.spec.pci} belongs to ${info.spec.dpu}`);
-  const slot: ExportSlot = { table: r.descriptor(P_TABLE), index: r.view.getUint32(P_SLOT, true), generation: r.view.getInt32(P_GEN, true) };
-  if (!exportIsValid(slot, call)) throw new DocaError('NOT_FOUND', call, 'the export is stale: its event was destroyed or its process exited');
+  const slot = readPciTrailer(r, P_TRAILER, info, call, 'event');
   const control = Segment.open(r.descriptor(P_CONTROL), call);
   const valueDescriptor = r.descriptor(P_VALUE);
   let value: Segment;
@@ -68,13 +60,7 @@ export function importPci(dev: Dev, blob: Uint8Array): Imported {
   }
   const valueOffset = r.view.getFloat64(P_OFFSET, true);
   const release = () => {
-    for (const seg of new Set([control, value])) {
-      try {
-        seg.close();
-      } catch {
-        // a cancelled wait is still being delivered; the finalizer unmaps it later
-      }
-    }
+    for (const seg of new Set([control, value])) seg.close();
   };
   if (!Number.isInteger(valueOffset) || valueOffset % 8 !== 0 || valueOffset < 64 || valueOffset + 8 > value.size || Atomics.load(control.i32, SE_STATE / 4) !== SE_LIVE) {
     release();
