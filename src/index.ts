@@ -44,7 +44,7 @@ export { type ComchConnectionRef } from './comch/registry.js';
 export { type ComchReceived, type ProducerSendOptions, type RetryPolicy } from './comch/fastpath-adapters.js';
 export { SyncEvent, type SyncEventLocation, type SyncWaitOptions } from './sync-event/sync-event.js';
 export { SyncEventContext } from './sync-event/ctx.js';
-export { SyncEventRemoteNet } from './sync-event/remote-net.js';
+export { SyncEventRemoteNet, type RemoteNetHandleOptions } from './sync-event/remote-net.js';
 export { type RemoteNetOptions } from './sync-event/remote-net-server.js';
 export {
   SyncEventTaskGet,

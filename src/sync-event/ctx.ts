@@ -15,6 +15,13 @@ import { SyncEventTaskGet, SyncEventTaskNotifyAdd, SyncEventTaskNotifySet, type 
 
 /** Task pools may hold up to this many tasks of each kind. */
 const MAX_TASKS = 1 << 16;
+/**
+ * A sleeping importer also wakes this often: an exporter that dies cannot ring the bell, so this bounds
+ * how long a wait on a dead event sleeps before the context fails (a few wake-ups a second cost nothing).
+ */
+const IMPORTED_HEARTBEAT_MS = 200;
+/** With no wait pending, an imported handle's exporter is looked at once per this many polls. */
+const IDLE_CHECK_EVERY = 1024;
 
 export class SyncEventContext extends Context {
   private waits: SyncEventTaskWait[] = [];
@@ -134,12 +141,14 @@ export class SyncEventContext extends Context {
 
   protected override _poll(): void {
     if (this.getState() !== CtxState.RUNNING) return;
-    if ((++this.polls & 1023) === 0 && this.event.isImported && !this.event._valid('doca_pe_progress')) {
+    // Waits read the counter on every poll, so they check its exporter every time too.
+    const check = this.waits.length > 0 || ++this.polls % IDLE_CHECK_EVERY === 0;
+    if (check && this.event.isImported && !this.event._valid('doca_pe_progress')) {
       this.fail(new DocaError('NOT_CONNECTED', 'doca_sync_event', 'the exporting process destroyed the event or exited'));
       return;
     }
     if (this.waits.length === 0) return;
-    const value = this._get();
+    const value = this.event._peek();
     let kept = 0;
     for (const task of this.waits) {
       if (holds(task.op, value, task.getWaitVal(), task.getMask())) this.completeTask(task);
@@ -154,11 +163,12 @@ export class SyncEventContext extends Context {
     if (this.getState() !== CtxState.RUNNING || this.waits.length === 0 || !control || control.closed) return work;
     Atomics.add(control.i32, SE_WAITERS / 4, 1);
     this.announced = true;
-    this.wakes.add(control, SE_BELL, Atomics.load(control.i32, SE_BELL / 4));
-    const value = this._get();
-    if (this.waits.some((t) => holds(t.op, value, t.getWaitVal(), t.getMask()))) work = true;
-    if (this.event.isImported && !this.event._valid('doca_pe_request_notification')) work = true;
-    return work;
+    this.wakes.add(control, SE_BELL, Atomics.load(control.i32, SE_BELL / 4), this.event.isImported ? IMPORTED_HEARTBEAT_MS : Infinity);
+    // Checked after announcing, so an update in between is not missed; a dead exporter is work too
+    // (the next poll fails the context).
+    if (this.event.isImported && !this.event._valid('doca_pe_request_notification')) return true;
+    const value = this.event._peek();
+    return work || this.waits.some((t) => holds(t.op, value, t.getWaitVal(), t.getMask()));
   }
 
   override _disarm(): void {
@@ -169,8 +179,8 @@ export class SyncEventContext extends Context {
   }
 
   /** @internal the event is destroyed: leave the engine. */
-  _release(): void {
-    if (!this.isDestroyed) this.destroyContext('doca_sync_event_destroy');
+  _release(call: string): void {
+    if (!this.isDestroyed) this.destroyContext(call);
   }
 
   private conf<T extends SyncEventTaskGet | SyncEventTaskNotifySet | SyncEventTaskNotifyAdd | SyncEventTaskWait>(

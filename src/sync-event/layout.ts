@@ -25,10 +25,13 @@ export function createControl(): Segment {
   return seg;
 }
 
+/** Rings the bell: every sleeping waiter wakes and looks again. */
+export function ring(control: Segment): void {
+  Atomics.add(control.i32, SE_BELL / 4, 1);
+  control.wake(SE_BELL);
+}
+
 /** Rings the bell if a waiter sleeps: call after every update. */
 export function ringIfWaiting(control: Segment): void {
-  if (Atomics.load(control.i32, SE_WAITERS / 4) > 0) {
-    Atomics.add(control.i32, SE_BELL / 4, 1);
-    control.wake(SE_BELL);
-  }
+  if (Atomics.load(control.i32, SE_WAITERS / 4) > 0) ring(control);
 }

@@ -24,40 +24,54 @@ export interface RemoteNetOptions {
 export const NET_PAYLOAD = 64 + 2 + 32;
 
 export class RemoteNetServer {
-  private server: Server | undefined;
+  /** The listener, once asked for: concurrent exports share it. */
+  private listening: Promise<Server> | undefined;
   private readonly secrets: Buffer[] = [];
   private readonly sockets = new Set<Socket>();
   private host = '';
+  private closed = false;
 
   constructor(private readonly event: SyncEvent) {}
 
   async export(call: string, options: RemoteNetOptions): Promise<Uint8Array> {
     const host = options.host ?? '127.0.0.1';
     if (!isIP(host)) throw new DocaError('INVALID_VALUE', call, `the bind address ${JSON.stringify(host)} is not an IP address`);
-    if (this.server && host !== this.host) throw new DocaError('INVALID_VALUE', call, `the event already listens on ${this.host}`);
-    if (!this.server) {
-      const server = createServer((socket) => this.admit(socket));
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', (err) => reject(new DocaError('OPERATING_SYSTEM', call, `cannot listen on ${host}:${options.port ?? 0}: ${err.message}`)));
-        server.listen({ host, port: options.port ?? 0, exclusive: true }, resolve);
-      });
-      this.server = server;
-      this.host = host;
-    }
+    if (this.listening && host !== this.host) throw new DocaError('INVALID_VALUE', call, `the event already listens on ${this.host}, not ${host}`);
+    this.host = host;
+    this.listening ??= this.listen(call, host, options.port ?? 0);
+    const server = await this.listening;
     const secret = randomBytes(32);
     this.secrets.push(secret);
     const w = new BlobWriter(BlobKind.SYNC_EVENT_NET, NET_PAYLOAD, undefined);
     w.text(0, 64, host);
-    w.view.setUint16(64, (this.server.address() as { port: number }).port, true);
+    w.view.setUint16(64, (server.address() as { port: number }).port, true);
     w.raw(66, secret);
     return w.finish();
   }
 
   close(): void {
-    this.server?.close();
+    this.closed = true;
+    void this.listening?.then((server) => server.close()).catch(() => {});
     for (const s of this.sockets) s.destroy();
     this.sockets.clear();
     this.secrets.length = 0;
+  }
+
+  private listen(call: string, host: string, port: number): Promise<Server> {
+    const server = createServer((socket) => this.admit(socket));
+    return new Promise<Server>((resolve, reject) => {
+      server.once('error', (err) => {
+        this.listening = undefined;
+        reject(new DocaError('OPERATING_SYSTEM', call, `cannot listen on ${host}:${port}: ${err.message}`));
+      });
+      server.listen({ host, port, exclusive: true }, () => {
+        // Destroyed while binding: do not keep a listener for an event that is gone.
+        if (this.closed) {
+          server.close();
+          reject(new DocaError('BAD_STATE', call, 'the sync event was destroyed while its listener was binding'));
+        } else resolve(server);
+      });
+    });
   }
 
   private admit(socket: Socket): void {

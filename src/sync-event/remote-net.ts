@@ -6,7 +6,7 @@
 import { connect, type Socket } from 'node:net';
 import { BlobKind, BlobReader } from '../core/blob.js';
 import type { Dev } from '../core/dev.js';
-import { DocaError, docaErrorGetName, type DocaErrorName } from '../core/error.js';
+import { DocaError, DocaErrorCode, docaErrorGetName, type DocaErrorName } from '../core/error.js';
 import { syncEventCapRemoteNetIsCreateFromExportSupported } from './caps.js';
 import { toU64 } from './condition.js';
 import { NET_PAYLOAD } from './remote-net-server.js';
@@ -16,10 +16,17 @@ interface Pending {
   resolve: (value: bigint) => void;
   reject: (err: DocaError) => void;
   timer: NodeJS.Timeout;
+  what: string;
 }
 
-/** Each operation fails with TIME_OUT if unanswered this long. */
+/** By default each operation (connecting included) fails with TIME_OUT if unanswered this long. */
 const OP_TIMEOUT_MS = 10_000;
+
+export interface RemoteNetHandleOptions {
+  /** How long an operation, connecting included, may go unanswered (default 10 s). */
+  timeoutMs?: number;
+}
+const OP_NAMES: Record<number, string> = { [NetOp.SET]: 'update_set', [NetOp.ADD]: 'update_add', [NetOp.GET]: 'get' };
 
 export class SyncEventRemoteNet {
   private socket: Socket | undefined;
@@ -32,21 +39,24 @@ export class SyncEventRemoteNet {
     private readonly host: string,
     private readonly port: number,
     private readonly secret: Uint8Array,
+    private readonly timeoutMs: number,
   ) {}
 
   /**
    * `doca_sync_event_remote_net_create_from_export`. `dev` is optional (a remote node may have no
    * softdpu device); when given it must allow remote-net import.
    */
-  static createFromExport(blob: Uint8Array, dev?: Dev): SyncEventRemoteNet {
+  static createFromExport(blob: Uint8Array, dev?: Dev, options: RemoteNetHandleOptions = {}): SyncEventRemoteNet {
     const call = 'doca_sync_event_remote_net_create_from_export';
+    const timeoutMs = options.timeoutMs ?? OP_TIMEOUT_MS;
+    if (!(timeoutMs > 0) || timeoutMs > 2 ** 31 - 1) throw new DocaError('INVALID_VALUE', call, `timeoutMs ${String(timeoutMs)} is not in (0, 2^31 - 1] ms`);
     if (dev && !syncEventCapRemoteNetIsCreateFromExportSupported(dev.asDevinfo())) {
       throw new DocaError('NOT_SUPPORTED', call, `${dev.asDevinfo().spec.pci} cannot create remote-net handles`);
     }
     const r = new BlobReader(blob, BlobKind.SYNC_EVENT_NET, undefined, call, NET_PAYLOAD);
     const port = r.view.getUint16(64, true);
     if (port === 0) throw new DocaError('INVALID_VALUE', call, 'the blob names port 0');
-    return new SyncEventRemoteNet(r.text(0, 64), port, r.raw(66, 32));
+    return new SyncEventRemoteNet(r.text(0, 64), port, r.raw(66, 32), timeoutMs);
   }
 
   /** Sets the value. */
@@ -74,17 +84,28 @@ export class SyncEventRemoteNet {
     this.destroy();
   }
 
-  private async request(op: number, value: bigint): Promise<bigint> {
-    if (this.destroyed) throw new DocaError('BAD_STATE', 'doca_sync_event_remote_net', 'the handle was destroyed');
-    const socket = await this.connection();
+  private request(op: number, value: bigint): Promise<bigint> {
+    const call = 'doca_sync_event_remote_net';
+    if (this.destroyed) return Promise.reject(new DocaError('BAD_STATE', call, 'the handle was destroyed'));
     const id = this.nextId++;
-    return new Promise<bigint>((resolve, reject) => {
+    const what = op === NetOp.GET ? 'get' : `${OP_NAMES[op]} ${value}`;
+    // The timer covers connecting too: an exporter whose event loop is held never answers the handshake.
+    const answered = new Promise<bigint>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
-        reject(new DocaError('TIME_OUT', 'doca_sync_event_remote_net', `no answer from ${this.host}:${this.port} within ${OP_TIMEOUT_MS} ms`));
-      }, OP_TIMEOUT_MS);
-      this.pending.set(id, { resolve, reject, timer });
-      socket.write(
+        reject(new DocaError('TIME_OUT', call, `${what}: no answer from ${this.host}:${this.port} within ${this.timeoutMs} ms`));
+      }, this.timeoutMs);
+      this.pending.set(id, { resolve, reject, timer, what });
+    });
+    this.connection().then(
+      (socket) => this.pending.has(id) && this.send(socket, id, op, value),
+      () => {}, // the failure already rejected every pending operation
+    );
+    return answered;
+  }
+
+  private send(socket: Socket, id: number, op: number, value: bigint): void {
+    socket.write(
         frame(
           NetFrame.REQUEST,
           (v) => {
@@ -95,7 +116,6 @@ export class SyncEventRemoteNet {
           13,
         ),
       );
-    });
   }
 
   /** Connects and authenticates once; later calls share the connection. */
@@ -103,13 +123,17 @@ export class SyncEventRemoteNet {
     this.ready ??= new Promise<Socket>((resolve, reject) => {
       const call = 'doca_sync_event_remote_net';
       const socket = connect({ host: this.host, port: this.port });
+      this.socket = socket; // destroy() ends a connection still being made
       const reader = new NetReader();
       let admitted = false;
       const fail = (err: DocaError) => {
-        this.ready = undefined;
         reject(err);
+        if (this.socket !== socket) return; // already failed (or destroyed): 'error' and 'close' both come
+        this.ready = undefined;
         this.close(err);
       };
+      const timer = setTimeout(() => fail(new DocaError('TIME_OUT', call, `${this.host}:${this.port} did not admit us within ${this.timeoutMs} ms`)), this.timeoutMs);
+      socket.once('close', () => clearTimeout(timer));
       socket.on('error', (err) => fail(new DocaError('NOT_CONNECTED', call, `cannot reach ${this.host}:${this.port}: ${err.message}`)));
       socket.on('close', () => fail(new DocaError('NOT_CONNECTED', call, `the exporter at ${this.host}:${this.port} closed the connection`)));
       socket.on('data', (chunk: Buffer) => {
@@ -121,7 +145,7 @@ export class SyncEventRemoteNet {
             socket.write(frame(NetFrame.AUTH, (v) => new Uint8Array(v.buffer, v.byteOffset, 32).set(answer), 32));
           } else if (body[0] === NetFrame.ADMITTED) {
             admitted = true;
-            this.socket = socket;
+            clearTimeout(timer);
             resolve(socket);
           } else if (body[0] === NetFrame.REPLY && body.length === 15) {
             const status = body.readUInt16LE(5);
@@ -139,8 +163,11 @@ export class SyncEventRemoteNet {
     if (!p) return;
     this.pending.delete(id);
     clearTimeout(p.timer);
-    if (status === 0) p.resolve(value);
-    else p.reject(new DocaError(docaErrorGetName(status) as DocaErrorName, 'doca_sync_event_remote_net', `the exporter refused the operation`));
+    if (status === 0) return p.resolve(value);
+    // The peer is not trusted to send a known status.
+    const name = docaErrorGetName(status);
+    const code: DocaErrorName = name in DocaErrorCode ? (name as DocaErrorName) : 'DOCA_ERROR_UNEXPECTED';
+    p.reject(new DocaError(code, 'doca_sync_event_remote_net', `${p.what}: the exporter at ${this.host}:${this.port} refused it with status ${status} (${name})`));
   }
 
   private close(err: DocaError): void {

@@ -19,7 +19,7 @@ import { type Segment, yieldCpu } from '../fabric/segment.js';
 import { holds, toMask, toU64, type WaitOp } from './condition.js';
 import { SyncEventContext } from './ctx.js';
 import { exportPci, importPci, type Imported } from './export.js';
-import { createControl, ringIfWaiting, SE_DESTROYED, SE_STATE, SE_VALUE } from './layout.js';
+import { createControl, ring, ringIfWaiting, SE_DESTROYED, SE_STATE, SE_VALUE } from './layout.js';
 import { type RemoteNetOptions, RemoteNetServer } from './remote-net-server.js';
 
 /** Where a publisher or subscriber runs (`doca_sync_event_add_*_location_*`). */
@@ -45,7 +45,6 @@ export class SyncEvent {
   private valueIndex = 0;
   private mode: 'none' | 'sync' | 'ctx' = 'none';
   private syncStarted = false;
-  private destroyed = false;
   private exportSlot: ExportSlot | undefined;
   private netServer: RemoteNetServer | undefined;
   private readonly ctx: SyncEventContext;
@@ -57,6 +56,10 @@ export class SyncEvent {
       this.values = new BigUint64Array(imported.value.u8.buffer);
       this.valueIndex = imported.valueOffset / 8;
     }
+  }
+
+  private get destroyed(): boolean {
+    return this.ctx.isDestroyed;
   }
 
   /** `doca_sync_event_create`: a CPU handle, configurable until started. */
@@ -194,9 +197,7 @@ export class SyncEvent {
   destroy(): void {
     const call = 'doca_sync_event_destroy';
     if (this.destroyed) return;
-    if (this.ctx.getState() !== CtxState.IDLE) throw new DocaError('IN_USE', call, 'the event\'s context is not IDLE; stop it first');
-    this.ctx._release();
-    this.destroyed = true;
+    this.ctx._release(call); // IN_USE, naming the state, unless the context is IDLE
     this.syncStarted = false;
     if (this.exportSlot) revokeExportSlot(this.exportSlot);
     this.netServer?.close();
@@ -204,11 +205,8 @@ export class SyncEvent {
       this.imported.release();
     } else if (this.control) {
       Atomics.store(this.control.i32, SE_STATE / 4, SE_DESTROYED);
-      try {
-        this.control.close();
-      } catch {
-        // a cancelled wait is still being delivered; the finalizer unmaps it later
-      }
+      ring(this.control); // sleeping importers wake and find the event gone
+      this.control.close();
     }
   }
 
@@ -343,6 +341,11 @@ export class SyncEvent {
     return this.valueIndex;
   }
 
+  /** @internal the counter, unchecked: for the context's polls, which check the exporter themselves. */
+  _peek(): bigint {
+    return Atomics.load(this.values!, this.valueIndex);
+  }
+
   /** @internal the context starts: modes exclude each other; the counter comes to exist. */
   _startCtx(call: string): void {
     this.alive(call);
@@ -352,7 +355,7 @@ export class SyncEvent {
 
   /** @internal whether an imported handle still reaches a live event. */
   _valid(call: string): boolean {
-    if (this.destroyed || this.control?.closed) return false;
+    if (this.ctx.isDestroyed || this.control?.closed) return false;
     if (this.imported) return exportIsValid(this.imported.slot, call);
     return true;
   }
@@ -373,8 +376,11 @@ export class SyncEvent {
   private configurable(call: string, code: 'BAD_STATE' | 'NOT_PERMITTED'): void {
     this.alive(call);
     if (this.imported) throw new DocaError('NOT_PERMITTED', call, 'a handle made from an export cannot be configured');
-    if (this.mode !== 'none' && (this.syncStarted || this.ctx.getState() !== CtxState.IDLE)) {
-      throw new DocaError(code, call, 'the event is started; configure it before start');
+    // Once started, the counter exists and has been shared: configuring after a stop would split the
+    // exporter from its importers, so configuration ends at the first start.
+    if (this.mode !== 'none') {
+      const now = this.syncStarted || this.ctx.getState() !== CtxState.IDLE ? 'is started' : 'was started before';
+      throw new DocaError(code, call, `the event ${now}; configure it before start`);
     }
   }
 
@@ -412,6 +418,9 @@ export class SyncEvent {
     const v = toU64(call, 'value', operand);
     const m = toMask(call, mask);
     const values = this.usable(call);
+    if (this.netServer) {
+      throw new DocaError('NOT_SUPPORTED', call, 'the event is exported to remote net, and its updates are served by this thread\'s event loop, which a blocking wait holds: use the async wait tasks');
+    }
     const index = this.valueIndex;
     const deadline = options.timeoutMs === undefined ? Infinity : performance.now() + options.timeoutMs;
     for (let i = 1; ; i++) {
