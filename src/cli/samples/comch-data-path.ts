@@ -17,8 +17,8 @@ import { DocaError } from '../../core/error.js';
 import { allocSharedMemory, freeSharedMemory } from '../../core/memory.js';
 import { AccessFlag, Mmap } from '../../core/mmap.js';
 import { ProgressEngine } from '../../core/pe.js';
-import type { SampleRun, SampleSpec } from './common.js';
-import { progressUntil } from './loop.js';
+import { checkTimeout, type SampleRun, type SampleSpec } from './common.js';
+import { progressAll, progressUntil } from './loop.js';
 
 export const DATA_PATH_SERVER_NAME = 'comch_data_path_high_speed_sample_server';
 const START = 'start_data_path_test';
@@ -36,8 +36,15 @@ interface Control {
   stopped: boolean;
 }
 
+interface Mapped {
+  mem: Uint8Array;
+  mmap: Mmap;
+  inv: BufInventory;
+  release(): void;
+}
+
 /** Mapped memory for a sample buffer (PCI read/write, as the samples set it), with a one-element inventory. */
-function mapped(dev: Dev, size: number): { mem: Uint8Array; mmap: Mmap; inv: BufInventory; release(): void } {
+function mapped(dev: Dev, size: number): Mapped {
   const mem = allocSharedMemory(size);
   const mmap = Mmap.create();
   mmap.setMemrange(mem);
@@ -85,12 +92,17 @@ async function recvMsg(run: SampleRun, dev: Dev, control: Control, ctlPe: Progre
   await progressUntil(run, [ctlPe, pe], () => consumer.state === 'RUNNING', 'the consumer to register with the peer');
   consumer.taskPostRecvAllocInit(m.inv.bufGetByAddr(m.mmap, m.mem)).submit();
   await progressUntil(run, [ctlPe, pe], () => done, 'a message from the peer producer');
-  consumer.stop();
-  await progressUntil(run, [ctlPe, pe], () => consumer.state === 'IDLE', 'the consumer to stop');
-  consumer.destroy();
+  await retire(run, ctlPe, pe, consumer, m);
+  if (failure) throw failure;
+}
+
+/** Stops a fast-path endpoint, and once IDLE destroys it with its engine and memory. */
+async function retire(run: SampleRun, ctlPe: ProgressEngine, pe: ProgressEngine, endpoint: ComchConsumer | ComchProducer, m: Mapped): Promise<void> {
+  endpoint.stop();
+  await progressUntil(run, [ctlPe, pe], () => endpoint.state === 'IDLE', `the ${endpoint instanceof ComchConsumer ? 'consumer' : 'producer'} to stop`);
+  endpoint.destroy();
   pe.destroy();
   m.release();
-  if (failure) throw failure;
 }
 
 /** Sends the text with a producer on its own engine (comch_data_path_send_msg). */
@@ -119,17 +131,14 @@ async function sendMsg(run: SampleRun, dev: Dev, control: Control, ctlPe: Progre
       break;
     } catch (err) {
       if (!DocaError.is(err, 'AGAIN')) throw err;
-      await progressUntil(run, [ctlPe, pe], () => true, 'a posted buffer');
+      // The peer has not posted a buffer yet: let both engines and the event loop run, then retry.
+      progressAll([ctlPe, pe]);
       await new Promise<void>((resolve) => setImmediate(resolve));
-      if (run.signal.aborted) throw new DocaError('TIME_OUT', run.log.name, "timed out waiting for the peer consumer's buffer");
+      checkTimeout(run, "the peer consumer's buffer");
     }
   }
   await progressUntil(run, [ctlPe, pe], () => done, 'the send to complete');
-  producer.stop();
-  await progressUntil(run, [ctlPe, pe], () => producer.state === 'IDLE', 'the producer to stop');
-  producer.destroy();
-  pe.destroy();
-  m.release();
+  await retire(run, ctlPe, pe, producer, m);
   if (failure) throw failure;
 }
 

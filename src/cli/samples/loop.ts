@@ -1,7 +1,6 @@
 /** The progress loop NVIDIA's samples write by hand, with the bound they lack. */
-import { DocaError } from '../../core/error.js';
 import type { ProgressEngine } from '../../core/pe.js';
-import type { SampleRun } from './common.js';
+import { checkTimeout, type SampleRun } from './common.js';
 
 /**
  * Progresses every engine until `done()`, letting Node's event loop turn whenever nothing happened
@@ -9,9 +8,14 @@ import type { SampleRun } from './common.js';
  */
 export async function progressUntil(run: SampleRun, engines: ProgressEngine[], done: () => boolean, what: string): Promise<void> {
   while (!done()) {
-    if (run.signal.aborted) throw new DocaError('TIME_OUT', run.log.name, `timed out after ${run.timeoutMs / 1000} s waiting for ${what}`);
-    let progressed = false;
-    for (const pe of engines) while (pe.progress()) progressed = true;
-    if (!progressed) await new Promise<void>((resolve) => setImmediate(resolve));
+    checkTimeout(run, what);
+    if (!progressAll(engines)) await new Promise<void>((resolve) => setImmediate(resolve));
   }
+}
+
+/** Progresses every engine until none has work; true if any did. */
+export function progressAll(engines: ProgressEngine[]): boolean {
+  let progressed = false;
+  for (const pe of engines) while (pe.progress()) progressed = true;
+  return progressed;
 }

@@ -23,7 +23,7 @@ import { U64_MAX } from '../../sync-event/condition.js';
 import type { SyncEventContext } from '../../sync-event/ctx.js';
 import { SyncEvent } from '../../sync-event/sync-event.js';
 import type { SampleRun, SampleSpec } from './common.js';
-import { progressUntil } from './loop.js';
+import { progressAll, progressUntil } from './loop.js';
 
 const SERVER_NAME = 'sync_event_cc';
 const MAX_MSG_SIZE = 1024;
@@ -61,20 +61,47 @@ async function connect(run: SampleRun, check: (d: Dev) => void): Promise<Side> {
   return side as Side;
 }
 
-async function teardown(run: SampleRun, side: Side, event: SyncEvent, sePe: ProgressEngine | undefined): Promise<void> {
+/**
+ * Releases everything, step by step, with its own bounds (it also runs after --timeout has passed), and
+ * returns the first error instead of throwing it, so that it never hides the error that ended the run.
+ */
+async function teardown(side: Side, event: SyncEvent, sePe: ProgressEngine | undefined): Promise<unknown> {
+  let first: unknown;
+  const step = async (fn: () => unknown) => {
+    try {
+      await fn();
+    } catch (err) {
+      first ??= err;
+    }
+  };
   if (side.comch instanceof ComchServer) {
     const deadline = performance.now() + 5000; // the DPU waits for the host to disconnect first
-    await progressUntil(run, [side.pe], () => side.comch.connections.length === 0 || performance.now() > deadline, 'the host to disconnect');
+    while (side.comch.connections.length > 0 && performance.now() < deadline) {
+      if (!progressAll([side.pe])) await new Promise<void>((resolve) => setImmediate(resolve));
+    }
   }
-  await side.comch.stopTree({ timeoutMs: 5000 }).catch(() => {});
-  side.comch.destroy();
-  side.pe.destroy();
-  if (sePe) await event.asCtx().stopAndWait({ timeoutMs: 1000 });
-  else event.stop();
-  event.destroy();
-  sePe?.destroy();
-  side.rep?.close();
-  side.dev.close();
+  await step(() => side.comch.stopTree({ timeoutMs: 5000 }));
+  await step(() => side.comch.destroy());
+  await step(() => side.pe.destroy());
+  await step(() => (sePe ? event.asCtx().stopAndWait({ timeoutMs: 1000 }) : event.stop()));
+  await step(() => event.destroy());
+  await step(() => sePe?.destroy());
+  await step(() => side.rep?.close());
+  await step(() => side.dev.close());
+  return first;
+}
+
+/** Runs the sample's body, then its teardown; the body's error wins over the teardown's. */
+async function withTeardown(body: () => Promise<void>, side: Side, event: SyncEvent, sePe: ProgressEngine | undefined): Promise<void> {
+  let failure: unknown;
+  try {
+    await body();
+  } catch (err) {
+    failure = err;
+  }
+  const teardownError = await teardown(side, event, sePe);
+  if (failure !== undefined) throw failure;
+  if (teardownError !== undefined) throw teardownError;
 }
 
 /** The async mode's context and task pools (flow D.4). */
@@ -137,7 +164,7 @@ async function localMain(run: SampleRun): Promise<void> {
   event.addSubscriberLocationCpu(side.dev);
   const a = isAsync ? asyncContext(run, event) : undefined;
   if (!a) event.start();
-  try {
+  await withTeardown(async () => {
     side.comch.taskSendAllocInit(side.conn, event.exportToRemotePci(side.dev)).submit();
     run.log.info('Sync event exported to the remote side');
     await update(run, event, a?.ctx, a?.pe, 1n);
@@ -145,9 +172,7 @@ async function localMain(run: SampleRun): Promise<void> {
     if (a) await runTask(run, a.pe, a.ctx.taskWaitEqAllocInit(2n, U64_MAX), 'the remote side to signal 2');
     else event.waitEqYield(2n, -1n, { timeoutMs: remainingMs(run, startedAt) });
     run.log.info(`The remote side signaled; the event value is ${event.get()}`);
-  } finally {
-    await teardown(run, side, event, a?.pe);
-  }
+  }, side, event, a?.pe);
 }
 
 async function remoteMain(run: SampleRun): Promise<void> {
@@ -161,15 +186,13 @@ async function remoteMain(run: SampleRun): Promise<void> {
   run.log.info('Sync event created from the export');
   const a = isAsync ? asyncContext(run, event) : undefined;
   if (!a) event.start();
-  try {
+  await withTeardown(async () => {
     if (a) await runTask(run, a.pe, a.ctx.taskWaitEqAllocInit(1n, U64_MAX), 'the exporter to signal 1');
     else event.waitEq(1n, -1n, { timeoutMs: remainingMs(run, startedAt) });
     run.log.info('The exporter signaled 1');
     await update(run, event, a?.ctx, a?.pe, 2n);
     run.log.info(`Signaled the exporter (${run.values.atomic ? 'added 1' : 'set 2'})`);
-  } finally {
-    await teardown(run, side, event, a?.pe);
-  }
+  }, side, event, a?.pe);
 }
 
 const flags = {
