@@ -78,11 +78,12 @@ export function startNode(name: string, args: string[], cpu?: number, env: Recor
       markReady();
     }
   });
+  // 'close', not 'exit': by then its stdout is drained, so `out` holds everything it printed.
   const done = new Promise<string>((resolve, reject) =>
-    child.once('exit', (code) => {
+    child.once('close', (code, signal) => {
       markReady();
       if (code === 0) resolve(out);
-      else reject(new Error(`bench process ${name} ${args.join(' ')} exited with ${code}`));
+      else reject(new Error(`bench process ${name} ${args.join(' ')} exited with ${code ?? signal}`));
     }),
   );
   return { ready, done, kill: () => child.kill('SIGKILL') };

@@ -24,13 +24,21 @@ export class Child {
 
   constructor(readonly proc: ChildProcess) {
     let partial = '';
-    proc.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      const parts = (partial + chunk).split('\n');
-      partial = parts.pop()!;
-      for (const line of parts) this.onLine(line);
-    });
+    proc.stdout!
+      .setEncoding('utf8')
+      .on('data', (chunk: string) => {
+        const parts = (partial + chunk).split('\n');
+        partial = parts.pop()!;
+        for (const line of parts) this.onLine(line);
+      })
+      .on('end', () => {
+        // A last line without a newline is a line all the same.
+        if (partial) this.onLine(partial);
+        partial = '';
+      });
     proc.stderr!.setEncoding('utf8').on('data', (chunk: string) => this.stderr.push(chunk));
-    this.exited = new Promise((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
+    // 'close', not 'exit': by then stdout and stderr are drained, so `lines` and `stderr` are complete.
+    this.exited = new Promise((resolve) => proc.once('close', (code, signal) => resolve({ code, signal })));
   }
 
   get pid(): number {
