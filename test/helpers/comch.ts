@@ -20,7 +20,12 @@ export async function waitCount(child: Child, re: RegExp, count: number, timeout
   const deadline = Date.now() + timeoutMs;
   while (linesOf(child, re).length < count) {
     if (Date.now() > deadline) throw new Error(`pid ${child.pid}: ${linesOf(child, re).length} of ${count} lines matching ${re}; last lines: ${JSON.stringify(child.lines.slice(-8))} stderr: ${child.stderr.join('').slice(-1500)}`);
-    if (child.proc.exitCode !== null) throw new Error(`pid ${child.pid} exited; ${linesOf(child, re).length} of ${count} lines matching ${re}; stderr: ${child.stderr.join('').slice(-1500)}`);
+    // Ended, with an exit code or by a signal: once its output is drained, the lines are all there are.
+    if (child.proc.exitCode !== null || child.proc.signalCode !== null) {
+      const { code, signal } = await child.exited;
+      if (linesOf(child, re).length >= count) break;
+      throw new Error(`pid ${child.pid} exited with ${code ?? signal}; ${linesOf(child, re).length} of ${count} lines matching ${re}; stderr: ${child.stderr.join('').slice(-1500)}`);
+    }
     await new Promise((r) => setTimeout(r, 10));
   }
   return linesOf(child, re).slice(0, count);
