@@ -132,10 +132,10 @@ test('every wait operator with masks and across the wrap-around, busy and yieldi
   event.updateAdd(0x20n); // wraps to 0x10
   assert.equal(event.get(), 0x10n);
   times(() => event.waitGt(0x10n, -1n, { timeoutMs: 5 }));
-  assert.doesNotThrow(() => event.waitEq(0x10n));
+  assert.doesNotThrow(() => event.waitEq(0x10n, -1n, { timeoutMs: 5000 }));
 });
 
-test('async tasks: get, notify_set, notify_add with the fetched value, wait_eq/neq with byte masks', async (t) => {
+test('async tasks: get, notify_set, notify_add with the fetched value, wait_eq/neq with byte masks', { timeout: 20_000 }, async (t) => {
   const { event } = started(t);
   event.stop();
   event.destroy();
@@ -153,9 +153,11 @@ test('async tasks: get, notify_set, notify_add with the fetched value, wait_eq/n
   ctx.taskWaitEqSetConf(noop, noop, 4);
   ctx.taskWaitNeqSetConf(noop, noop, 2);
   ctx.start();
-  const run = async <T extends { submitAsync(): Promise<T>; free(): void }>(task: T): Promise<T> => {
+  const run = async <T extends { submitAsync(): Promise<T>; free(): void; readonly inFlight: boolean }>(task: T): Promise<T> => {
     const done = task.submitAsync();
     while (pe.progress());
+    // Nothing progresses the engine after this: a task still in flight would leave `await done` hanging.
+    assert.equal(task.inFlight, false, 'the task completed within progress()');
     const r = await done;
     r.free();
     return r;
@@ -171,8 +173,14 @@ test('async tasks: get, notify_set, notify_add with the fetched value, wait_eq/n
   await run(ctx.taskNotifySetAllocInit(0x0542n));
   while (pe.progress());
   (await settled).free();
-  const neq = await run(ctx.taskWaitNeqAllocInit(0n, 0xffffn));
-  assert.ok(neq);
+  // The event holds 0x0542 now: wait_neq(0, mask 0xffff) holds at once and completes successfully.
+  const neq = ctx.taskWaitNeqAllocInit(0n, 0xffffn);
+  const neqDone = neq.submitAsync();
+  while (pe.progress());
+  assert.equal(neq.inFlight, false, 'wait_neq completed: 0x0542 & 0xffff != 0');
+  assert.equal(neq.getStatus(), 'DOCA_SUCCESS');
+  assert.equal(await neqDone, neq);
+  neq.free();
   await run(ctx.taskNotifySetAllocInit(7n));
   const stuck = ctx.taskWaitNeqAllocInit(7n, -1n);
   const flushed = stuck.submitAsync();
@@ -210,7 +218,7 @@ test('bad blobs are refused: truncated, corrupted, another fabric, destroyed; re
   assert.throws(() => SyncEvent.createFromExport(arm, blob), code('DOCA_ERROR_NOT_FOUND', /stale/));
 });
 
-test('await using: a sync event with a running context and a pending wait is stopped and destroyed', async (t) => {
+test('await using: a sync event with a running context and a pending wait is stopped and destroyed', { timeout: 20_000 }, async (t) => {
   useFabric({ dir: tempFabricDir(t) });
   const host = openDeviceByPci('b1:00.0');
   const pe = ProgressEngine.create();
