@@ -30,7 +30,14 @@ if (role === 'pong') {
     if (sleep) seg.wake(PONG, 1);
   }
 } else {
-  while (Atomics.load(seg.i32, READY / 4) === 0);
+  // Not forever if pong never comes (the clock is read every 4096 turns).
+  const deadline = Date.now() + 30_000;
+  for (let turn = 0; Atomics.load(seg.i32, READY / 4) === 0; turn++) {
+    if ((turn & 0xfff) === 0 && Date.now() > deadline) {
+      process.stderr.write('fabric-peer ping: pong did not get ready within 30 s\n');
+      process.exit(1);
+    }
+  }
   const samples = new Array<number>(n);
   for (let i = 1; i <= n; i++) {
     const t0 = performance.now();

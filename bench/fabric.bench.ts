@@ -3,7 +3,7 @@
  * and copy bandwidth into a shared mapping, next to a C reference built and run in the same invocation.
  */
 import { DESCRIPTOR_SIZE, encodeDescriptor, Segment } from '../src/fabric/segment.js';
-import { bandwidth, buildC, canPin, gbps, median, printTable, ratio, type Row, runC, runNode, us } from './lib.js';
+import { bandwidth, buildC, canPin, gbps, median, printTable, ratio, type Row, runC, startNode, together, us } from './lib.js';
 
 interface Rtt {
   p50_us: number;
@@ -15,9 +15,12 @@ async function nodeRtt(mode: 'spin' | 'futex', n: number, cpus: [number, number]
   const d = new Uint8Array(DESCRIPTOR_SIZE);
   encodeDescriptor(seg.descriptor, new DataView(d.buffer), 0);
   const args = [Buffer.from(d).toString('hex'), mode, String(n)];
-  const [out] = await Promise.all([runNode('fabric-peer', ['ping', ...args], cpus?.[0]), runNode('fabric-peer', ['pong', ...args], cpus?.[1])]);
-  seg.close();
-  return JSON.parse(out) as Rtt;
+  try {
+    const [out] = await together([startNode('fabric-peer', ['ping', ...args], cpus?.[0]), startNode('fabric-peer', ['pong', ...args], cpus?.[1])]);
+    return JSON.parse(out) as Rtt;
+  } finally {
+    seg.close();
+  }
 }
 
 export async function fabricBench(): Promise<Record<string, unknown>> {

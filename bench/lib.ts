@@ -94,14 +94,21 @@ export function runNode(name: string, args: string[], cpu?: number, env: Record<
   return startNode(name, args, cpu, env).done;
 }
 
+/**
+ * Waits for processes that work together (peers), resolving with each one's output. Whichever fails,
+ * the others would wait for it forever: they are killed, and this rejects with the first failure.
+ */
+export async function together(peers: NodeProcess[]): Promise<string[]> {
+  const killAll = () => peers.forEach((p) => p.kill());
+  return Promise.all(peers.map((p) => p.done.catch((err: unknown) => (killAll(), Promise.reject(err)))));
+}
+
 /** Starts a server process, runs a client against it, and returns the JSON the reporting side printed. */
 export async function serverAndClient<T>(server: [string, string[]], client: [string, string[]], env: Record<string, string>, report: 'server' | 'client'): Promise<T> {
   const srv = startNode(server[0], server[1], 1, env);
   await srv.ready;
   const cli = startNode(client[0], client[1], 0, env);
-  // Whichever side fails, the other would wait for it forever: kill both.
-  const both = () => (srv.kill(), cli.kill());
-  const [s, c] = await Promise.all([srv.done.catch((e) => (both(), Promise.reject(e))), cli.done.catch((e) => (both(), Promise.reject(e)))]);
+  const [s, c] = await together([srv, cli]);
   return JSON.parse(report === 'server' ? s : c) as T;
 }
 
