@@ -60,7 +60,12 @@ if (role === 'consume') {
         if (++got === o.count) last = performance.now();
         task.submit();
       },
-      (task) => task.free(),
+      (task) => {
+        // Buffers still posted come back flushed (SHUTDOWN) as the server stops at the end; a failure
+        // before every message arrived would leave the loop below waiting forever.
+        if (got < o.count) throw new Error(`fastpath-peer consume: receive failed with ${task.getStatus()} after ${got} of ${o.count} messages: ${task.error?.message}`);
+        task.free();
+      },
       o.posted,
     );
     cpe.connectCtx(consumer);
@@ -69,7 +74,6 @@ if (role === 'consume') {
     consumers.push(consumer);
     // The consumer registers through the server's engine: progress both (and let the socket turn).
     while (consumer.state !== 'RUNNING') {
-      spin(engines, () => true);
       pe.progress();
       cpe.progress();
       await new Promise((resolve) => setImmediate(resolve));
@@ -125,7 +129,10 @@ if (role === 'consume') {
         if (submitted < o.count) submit(task);
         else task.free();
       },
-      (task) => task.free(),
+      (task) => {
+        // A failed send never counts as completed: the loop below would wait for it forever.
+        throw new Error(`fastpath-peer produce: send failed with ${task.getStatus()} after ${completed} of ${o.count} messages: ${task.error?.message}`);
+      },
       64,
     );
     ppe.connectCtx(producer);
@@ -138,5 +145,8 @@ if (role === 'consume') {
     for (const e of engines) e.progress();
     for (let n = waiting.length; n > 0 && submitted < o.count; n--) submit(waiting.shift()!);
   }
+  // Tasks refused with AGAIN after the last submission are still allocated: a producer stops only once
+  // its tasks are freed.
+  for (const task of waiting.splice(0)) task.free();
   await client.stopTree({ timeoutMs: 5000 }).catch(() => {});
 }
