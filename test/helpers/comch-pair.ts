@@ -59,7 +59,7 @@ export async function comchPair(t: TestContext, name: string): Promise<Pair> {
     await Promise.all(drivers);
   });
   const clientConn = await client.connected({ timeoutMs: 10_000 });
-  while (server.connections.length === 0) await new Promise((r) => setTimeout(r, 2));
+  await until(() => server.connections.length > 0, `the server ${name} to see the client's connection`, 10_000);
   return { arm, host, pe, server, client, serverConn: server.connections[0]!, clientConn, events, drive };
 }
 
