@@ -2,10 +2,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { BufInventory } from '../src/core/buf.js';
-import { DocaError } from '../src/core/error.js';
 import { Mmap } from '../src/core/mmap.js';
-
-const code = (name: string, pattern?: RegExp) => (err: unknown) => err instanceof DocaError && err.code === name && (!pattern || pattern.test(err.message));
+import { code } from './helpers/errors.js';
 
 function setup(size = 4096, elements = 4) {
   const mem = Buffer.alloc(size);

@@ -7,12 +7,10 @@ import { ComchClient } from '../src/comch/client.js';
 import { ComchServer } from '../src/comch/server.js';
 import { openDeviceByPci, openRepresentorByPci } from '../src/core/dev.js';
 import { DevinfoRepFilter } from '../src/core/devinfo.js';
-import { DocaError } from '../src/core/error.js';
 import { ProgressEngine } from '../src/core/pe.js';
 import { Fabric } from '../src/fabric/fabric.js';
 import { tempFabricDir } from './helpers/fabric.js';
-
-const code = (name: string, pattern?: RegExp) => (err: unknown) => err instanceof DocaError && err.code === name && (!pattern || pattern.test(err.message));
+import { code } from './helpers/errors.js';
 
 function fabric(t: TestContext, caps?: unknown) {
   const dir = tempFabricDir(t);

@@ -6,12 +6,10 @@ import type { ComchConsumerPostRecvTask } from '../src/comch/consumer-task.js';
 import { ComchProducer } from '../src/comch/producer.js';
 import type { ComchProducerSendTask } from '../src/comch/producer-task.js';
 import { BufInventory } from '../src/core/buf.js';
-import { DocaError } from '../src/core/error.js';
 import { Mmap } from '../src/core/mmap.js';
 import { ProgressEngine } from '../src/core/pe.js';
 import { comchPair, sharedMap, until } from './helpers/comch-pair.js';
-
-const code = (name: string, pattern?: RegExp) => (err: unknown) => err instanceof DocaError && err.code === name && (!pattern || pattern.test(err.message));
+import { code } from './helpers/errors.js';
 
 test('consumers and producers: ids unique per connection, new and expired events on the peer, async start', { timeout: 20_000 }, async (t) => {
   const p = await comchPair(t, 'fp-ids');

@@ -6,13 +6,11 @@ import { type TestContext, test } from 'node:test';
 import * as comch from '../src/comch/caps.js';
 import { Dev, DevRep, devinfoRepCreateList, openDeviceByPci, openRepresentorByPci } from '../src/core/dev.js';
 import { devinfoCreateList, devinfoDestroyList, DevinfoRepFilter, devinfoRepDestroyList, PciFuncType } from '../src/core/devinfo.js';
-import { DocaError } from '../src/core/error.js';
 import { mmapCapIsCreateFromExportPciSupported, mmapCapIsExportPciSupported } from '../src/core/mmap.js';
 import { Fabric } from '../src/fabric/fabric.js';
 import * as se from '../src/sync-event/caps.js';
 import { tempFabricDir } from './helpers/fabric.js';
-
-const code = (name: string, pattern?: RegExp) => (err: unknown) => err instanceof DocaError && err.code === name && (!pattern || pattern.test(err.message));
+import { code } from './helpers/errors.js';
 
 function fabric(t: TestContext, topology?: unknown): Fabric {
   const dir = tempFabricDir(t);

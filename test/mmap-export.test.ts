@@ -5,14 +5,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { crc32 } from 'node:zlib';
 import { BufInventory } from '../src/core/buf.js';
 import { openDeviceByPci } from '../src/core/dev.js';
-import { DocaError } from '../src/core/error.js';
 import { allocSharedMemory, freeSharedMemory } from '../src/core/memory.js';
 import { AccessFlag, Mmap } from '../src/core/mmap.js';
 import { useFabric } from '../src/fabric/fabric.js';
 import { type Child, spawnChild } from './helpers/child.js';
 import { tempFabricDir } from './helpers/fabric.js';
-
-const code = (name: string, pattern?: RegExp) => (err: unknown) => err instanceof DocaError && err.code === name && (!pattern || pattern.test(err.message));
+import { code } from './helpers/errors.js';
 
 function exporter(t: TestContext, pci = '03:00.0') {
   const dir = tempFabricDir(t);
@@ -87,7 +85,7 @@ function reseal(blob: Uint8Array): Uint8Array {
 test('bad blobs are refused: truncated, corrupted, wrong kind, another fabric, forged, stale', (t) => {
   const { dev, map, blob } = exporter(t);
   const host = openDeviceByPci('b1:00.0');
-  const refused = (b: Uint8Array, name: string, pattern: RegExp) => assert.throws(() => Mmap.createFromExport(b, host), code(name, pattern));
+  const refused = (b: Uint8Array, name: Parameters<typeof code>[0], pattern: RegExp) => assert.throws(() => Mmap.createFromExport(b, host), code(name, pattern));
   refused(blob.subarray(0, 10), 'DOCA_ERROR_INVALID_VALUE', /truncated \(10 bytes\)/);
   refused(blob.subarray(0, blob.length - 1), 'DOCA_ERROR_INVALID_VALUE', /truncated or padded/);
   const flipped = new Uint8Array(blob);

@@ -4,7 +4,6 @@ import { type TestContext, test } from 'node:test';
 import { crc32 } from 'node:zlib';
 import { BufInventory } from '../src/core/buf.js';
 import { openDeviceByPci } from '../src/core/dev.js';
-import { DocaError } from '../src/core/error.js';
 import { allocSharedMemory } from '../src/core/memory.js';
 import { AccessFlag, Mmap } from '../src/core/mmap.js';
 import { ProgressEngine } from '../src/core/pe.js';
@@ -12,8 +11,7 @@ import { useFabric } from '../src/fabric/fabric.js';
 import { U64_MAX } from '../src/sync-event/condition.js';
 import { SyncEvent } from '../src/sync-event/sync-event.js';
 import { tempFabricDir } from './helpers/fabric.js';
-
-const code = (name: string, pattern?: RegExp) => (err: unknown) => err instanceof DocaError && err.code === name && (!pattern || pattern.test(err.message));
+import { code } from './helpers/errors.js';
 
 function started(t: TestContext): { event: SyncEvent; host: ReturnType<typeof openDeviceByPci> } {
   useFabric({ dir: tempFabricDir(t) });

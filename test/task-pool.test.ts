@@ -4,8 +4,7 @@ import { test } from 'node:test';
 import { DocaError } from '../src/core/error.js';
 import { ProgressEngine } from '../src/core/pe.js';
 import { drain, EchoCtx, type EchoTask } from './helpers/echo-ctx.js';
-
-const code = (name: string, pattern?: RegExp) => (err: unknown) => err instanceof DocaError && err.code === name && (!pattern || pattern.test(err.message));
+import { code } from './helpers/errors.js';
 
 function running(numTasks = 2) {
   const pe = ProgressEngine.create();
