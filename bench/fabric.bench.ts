@@ -3,12 +3,7 @@
  * and copy bandwidth into a shared mapping, next to a C reference built and run in the same invocation.
  */
 import { DESCRIPTOR_SIZE, encodeDescriptor, Segment } from '../src/fabric/segment.js';
-import { bandwidth, buildC, canPin, gbps, median, printTable, ratio, type Row, runC, startNode, together, us } from './lib.js';
-
-interface Rtt {
-  p50_us: number;
-  p99_us: number;
-}
+import { bandwidth, buildC, canPin, gbps, medians, printTable, ratio, repeat, type Row, type Rtt, runC, startNode, together, us } from './lib.js';
 
 async function nodeRtt(mode: 'spin' | 'futex', n: number, cpus: [number, number] | undefined): Promise<Rtt> {
   const seg = Segment.create('bench', 256);
@@ -36,19 +31,16 @@ export async function fabricBench(): Promise<Record<string, unknown>> {
   ] as const;
   for (const [mode, n, cpus, label] of cases) {
     const pinned = canPin ? ([...cpus] as [number, number]) : undefined;
-    const js: Rtt[] = [];
-    for (let run = 0; run < 3; run++) js.push(await nodeRtt(mode, n, pinned));
-    const c = [0, 1, 2].map(() => runC<Rtt>(ref, [mode, String(n), ...(pinned ? pinned.map(String) : [])]));
-    const jsP50 = median(js.map((r) => r.p50_us));
-    const cP50 = median(c.map((r) => r.p50_us));
+    const js = medians(await repeat(() => nodeRtt(mode, n, pinned)));
+    const c = medians(await repeat(() => runC<Rtt>(ref, [mode, String(n), ...(pinned ? pinned.map(String) : [])])));
     results[`rtt_${mode}_${cpus[0] === cpus[1] ? 'one_core' : 'two_cores'}`] = {
       pinned: !!pinned,
-      node_p50_us: jsP50,
-      node_p99_us: median(js.map((r) => r.p99_us)),
-      c_p50_us: cP50,
-      c_p99_us: median(c.map((r) => r.p99_us)),
+      node_p50_us: js.p50_us,
+      node_p99_us: js.p99_us,
+      c_p50_us: c.p50_us,
+      c_p99_us: c.p99_us,
     };
-    rows.push({ what: `wake RTT p50, ${label}${pinned ? '' : ' (unpinned)'}`, softdpu: us(jsP50), reference: `${us(cP50)} (C)`, ratio: ratio(jsP50 / cP50) });
+    rows.push({ what: `wake RTT p50, ${label}${pinned ? '' : ' (unpinned)'}`, softdpu: us(js.p50_us), reference: `${us(c.p50_us)} (C)`, ratio: ratio(js.p50_us / c.p50_us) });
   }
   const region = 64 << 20;
   const seg = Segment.create('bench', region);

@@ -1,6 +1,6 @@
 /** Shared by the benchmarks: the C reference build, statistics, child processes, and the report. */
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -43,6 +43,42 @@ export function bandwidth(size: number, dst: Uint8Array, copy: (src: Uint8Array,
 }
 
 export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/** Round-trip percentiles, as a ping side prints them. */
+export interface Rtt {
+  p50_us: number;
+  p99_us: number;
+}
+
+/** How often each measurement runs; the median of the runs is reported. */
+export const RUNS = 3;
+
+/** Runs `fn` `runs` times, one after the other. */
+export async function repeat<T>(fn: () => T | Promise<T>, runs = RUNS): Promise<T[]> {
+  const out: T[] = [];
+  for (let i = 0; i < runs; i++) out.push(await fn());
+  return out;
+}
+
+/**
+ * The median of each numeric field over `runs` (of `Rtt`s: the median p50 and the median p99); other
+ * fields (a C reference's echoed `mode`) are the first run's.
+ */
+export function medians<T extends object>(runs: T[]): T {
+  const first = runs[0] as Record<string, unknown>;
+  const out = Object.fromEntries(Object.entries(first).map(([k, v]) => [k, typeof v === 'number' ? median(runs.map((r) => (r as Record<string, number>)[k]!)) : v]));
+  return out as T;
+}
+
+/** Runs `fn` with a fresh directory under /tmp (a fabric, sockets), removed afterwards in any case. */
+export async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
+  const dir = mkdtempSync('/tmp/sdpu-bench-');
+  try {
+    return await fn(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 /** Whether `taskset` can pin processes here (util-linux). */
 export const canPin = (() => {
@@ -131,3 +167,4 @@ export function printTable(title: string, rows: Row[]): void {
 export const us = (x: number) => `${x.toFixed(2)} us`;
 export const gbps = (x: number) => `${x.toFixed(2)} GB/s`;
 export const ratio = (x: number) => `${x.toFixed(2)}x`;
+export const msgRate = (x: number) => `${(x / 1e6).toFixed(2)} M msg/s`;

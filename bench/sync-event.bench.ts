@@ -3,52 +3,41 @@
  * shared-memory spin), yielding waits, and async waits in notification mode (next to Node's Unix-socket
  * ping-pong), all in the same run; and update_add throughput, uncontended and with two processes adding.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildC, canPin, median, printTable, ratio, type Row, runC, runNode, serverAndClient, startNode, us } from './lib.js';
+import { buildC, canPin, median, medians, printTable, ratio, repeat, type Row, RUNS, type Rtt, runC, serverAndClient, startNode, together, us, withTempDir } from './lib.js';
 
-interface Rtt {
-  p50_us: number;
-  p99_us: number;
-}
-
-const RUNS = 3;
 const mops = (r: number) => `${(r / 1e6).toFixed(2)} M ops/s`;
 
 export async function syncEventBench(): Promise<Record<string, unknown>> {
   const ref = buildC('fabric_ref');
-  const dir = mkdtempSync('/tmp/sdpu-bench-');
-  const env = { SOFTDPU_FABRIC: dir };
-  const blobs = join(dir, 'blobs');
-  const sock = join(dir, 'ping.sock');
-  const rtt = async (mode: string, n: number) => {
-    const runs: Rtt[] = [];
-    for (let i = 0; i < RUNS; i++) runs.push(await serverAndClient<Rtt>(['sync-event-peer', ['a', mode, String(n), blobs]], ['sync-event-peer', ['b', mode, String(n), blobs]], env, 'server'));
-    return { p50: median(runs.map((r) => r.p50_us)), p99: median(runs.map((r) => r.p99_us)) };
-  };
-  try {
+  return withTempDir(async (dir) => {
+    const env = { SOFTDPU_FABRIC: dir };
+    const blobs = join(dir, 'blobs');
+    const sock = join(dir, 'ping.sock');
+    const rtt = async (mode: string, n: number) => {
+      const { p50_us: p50, p99_us: p99 } = medians(await repeat(() => serverAndClient<Rtt>(['sync-event-peer', ['a', mode, String(n), blobs]], ['sync-event-peer', ['b', mode, String(n), blobs]], env, 'server')));
+      return { p50, p99 };
+    };
     const busy = await rtt('busy', 20_000);
     const yielding = await rtt('yield', 5_000);
     const asleep = await rtt('async', 2_000);
-    const socket: Rtt[] = [];
-    for (let i = 0; i < RUNS; i++) socket.push(await serverAndClient<Rtt>(['socket-peer', ['echo', sock]], ['socket-peer', ['ping', sock, '2000']], env, 'client'));
-    const sockP50 = median(socket.map((r) => r.p50_us));
-    const cSpin = median([0, 1, 2].map(() => runC<Rtt>(ref, ['spin', '20000', ...(canPin ? ['0', '1'] : [])]).p50_us));
-    // Throughput: an exporter holds the event; one, then two processes add to it.
+    const sockP50 = medians(await repeat(() => serverAndClient<Rtt>(['socket-peer', ['echo', sock]], ['socket-peer', ['ping', sock, '2000']], env, 'client'))).p50_us;
+    const cSpin = medians(await repeat(() => runC<Rtt>(ref, ['spin', '20000', ...(canPin ? ['0', '1'] : [])]))).p50_us;
+    // Throughput: an exporter holds the event; one, then two processes add to it, RUNS times each.
     const adds = 2_000_000;
-    const holder = startNode('sync-event-peer', ['hold', blobs, String(9 * adds)], 1, env);
+    const holder = startNode('sync-event-peer', ['hold', blobs, String((RUNS + 2 * RUNS) * adds)], 1, env);
     await holder.ready;
     const addRate = async (procs: number) => {
       const start = String(Date.now() + 300);
-      const outs = await Promise.all(Array.from({ length: procs }, (_, p) => runNode('sync-event-peer', ['add', String(adds), blobs, start], p, env)));
+      const outs = await together(Array.from({ length: procs }, (_, p) => startNode('sync-event-peer', ['add', String(adds), blobs, start], p, env)));
       const spans = outs.map((o) => JSON.parse(o) as { start: number; end: number });
       return (procs * adds) / ((Math.max(...spans.map((s) => s.end)) - Math.min(...spans.map((s) => s.start))) / 1000);
     };
     let one: number;
     let two: number;
     try {
-      one = median([await addRate(1), await addRate(1), await addRate(1)]);
-      two = median([await addRate(2), await addRate(2), await addRate(2)]);
+      one = median(await repeat(() => addRate(1)));
+      two = median(await repeat(() => addRate(2)));
     } catch (err) {
       holder.kill(); // it waits for adds that will not come
       throw err;
@@ -70,7 +59,5 @@ export async function syncEventBench(): Promise<Record<string, unknown>> {
       c_spin_rtt_p50_us: cSpin,
       update_add_ops_per_s: { one_process: one, two_processes: two },
     };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 }
