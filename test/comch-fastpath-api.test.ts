@@ -5,11 +5,28 @@ import { ComchConsumer } from '../src/comch/consumer.js';
 import type { ComchConsumerPostRecvTask } from '../src/comch/consumer-task.js';
 import { ComchProducer } from '../src/comch/producer.js';
 import type { ComchProducerSendTask } from '../src/comch/producer-task.js';
-import { BufInventory } from '../src/core/buf.js';
 import { Mmap } from '../src/core/mmap.js';
 import { ProgressEngine } from '../src/core/pe.js';
-import { comchPair, sharedMap, until } from './helpers/comch-pair.js';
+import { comchPair, type Pair, sharedMap, until } from './helpers/comch-pair.js';
 import { code } from './helpers/errors.js';
+
+/**
+ * A consumer on the server's side of `p` over `map` and a producer on the client's side, set up by
+ * `configure` while idle, both on one more engine that `p` drives; resolves once the consumer is RUNNING.
+ */
+async function startEndpoints(p: Pair, map: Mmap, configure: (consumer: ComchConsumer, producer: ComchProducer) => void = () => {}): Promise<{ consumer: ComchConsumer; producer: ComchProducer }> {
+  const consumer = ComchConsumer.create(p.serverConn, map);
+  const producer = ComchProducer.create(p.clientConn);
+  configure(consumer, producer);
+  const cpe = ProgressEngine.create();
+  cpe.connectCtx(consumer);
+  cpe.connectCtx(producer);
+  p.drive(cpe);
+  consumer.start();
+  producer.start();
+  await consumer.waitForState('RUNNING', { timeoutMs: 5000 });
+  return { consumer, producer };
+}
 
 test('consumers and producers: ids unique per connection, new and expired events on the peer, async start', { timeout: 20_000 }, async (t) => {
   const p = await comchPair(t, 'fp-ids');
@@ -68,21 +85,14 @@ test('creation rules: established connection, PCI read/write map, buffers inside
 test('send: AGAIN without a posted buffer (the task stays usable), INVALID_VALUE when too big (buffer untouched), then delivery', { timeout: 20_000 }, async (t) => {
   const p = await comchPair(t, 'fp-send');
   const dst = sharedMap(p.arm, 1 << 16);
-  const consumer = ComchConsumer.create(p.serverConn, dst.map);
-  consumer.setImmDataLen(8);
   const received: ComchConsumerPostRecvTask[] = [];
   const flushed: string[] = [];
-  consumer.taskPostRecvSetConf((task) => received.push(task), (task) => (flushed.push(task.getStatus()), task.free()), 4);
-  const producer = ComchProducer.create(p.clientConn);
   const sent: ComchProducerSendTask[] = [];
-  producer.taskSendSetConf((task) => sent.push(task), () => assert.fail('no send error expected'), 4);
-  const cpe = ProgressEngine.create();
-  cpe.connectCtx(consumer);
-  cpe.connectCtx(producer);
-  p.drive(cpe);
-  consumer.start();
-  producer.start();
-  await consumer.waitForState('RUNNING', { timeoutMs: 5000 });
+  const { consumer, producer } = await startEndpoints(p, dst.map, (consumer, producer) => {
+    consumer.setImmDataLen(8);
+    consumer.taskPostRecvSetConf((task) => received.push(task), (task) => (flushed.push(task.getStatus()), task.free()), 4);
+    producer.taskSendSetConf((task) => sent.push(task), () => assert.fail('no send error expected'), 4);
+  });
   const src = sharedMap(p.host, 4096);
   src.mem.set(new TextEncoder().encode('x'.repeat(100)), 0);
   const task = producer.taskSendAllocInit(src.inv.bufGetByData(src.map, src.mem.subarray(0, 100)), new Uint8Array([9, 8, 7]), consumer.getId());
@@ -118,15 +128,7 @@ test('send: AGAIN without a posted buffer (the task stays usable), INVALID_VALUE
 test('teardown order: disconnect and stop are IN_USE while producers or consumers exist; stopTree does it children first', { timeout: 20_000 }, async (t) => {
   const p = await comchPair(t, 'fp-teardown');
   const { map } = sharedMap(p.arm, 4096);
-  const consumer = ComchConsumer.create(p.serverConn, map);
-  const producer = ComchProducer.create(p.clientConn);
-  const cpe = ProgressEngine.create();
-  cpe.connectCtx(consumer);
-  cpe.connectCtx(producer);
-  p.drive(cpe);
-  consumer.start();
-  producer.start();
-  await consumer.waitForState('RUNNING', { timeoutMs: 5000 });
+  const { consumer, producer } = await startEndpoints(p, map);
   assert.throws(() => p.server.disconnect(p.serverConn), code('DOCA_ERROR_IN_USE', /1 producer\(s\) or consumer\(s\)/));
   assert.throws(() => p.server.stop(), code('DOCA_ERROR_IN_USE'));
   assert.throws(() => p.client.stop(), code('DOCA_ERROR_IN_USE'));
@@ -139,24 +141,16 @@ test('teardown order: disconnect and stop are IN_USE while producers or consumer
   await until(() => p.server.connections.length === 0, 'the server to see the disconnect');
   await p.server.stopTree({ timeoutMs: 5000 });
   assert.equal(p.server.state, 'IDLE');
-  void BufInventory;
 });
 
 test('adapters: producer.send retries AGAIN under a bounded policy; consumer.messages reposts and breaks cleanly', { timeout: 20_000 }, async (t) => {
   const p = await comchPair(t, 'fp-adapters');
   const dst = sharedMap(p.arm, 4 * 256);
-  const consumer = ComchConsumer.create(p.serverConn, dst.map);
-  consumer.setImmDataLen(4);
-  consumer.taskPostRecvSetConf(() => {}, () => {}, 4);
-  const producer = ComchProducer.create(p.clientConn);
-  producer.taskSendSetConf(() => {}, () => {}, 4);
-  const cpe = ProgressEngine.create();
-  cpe.connectCtx(consumer);
-  cpe.connectCtx(producer);
-  p.drive(cpe);
-  consumer.start();
-  producer.start();
-  await consumer.waitForState('RUNNING', { timeoutMs: 5000 });
+  const { consumer, producer } = await startEndpoints(p, dst.map, (consumer, producer) => {
+    consumer.setImmDataLen(4);
+    consumer.taskPostRecvSetConf(() => {}, () => {}, 4);
+    producer.taskSendSetConf(() => {}, () => {}, 4);
+  });
   const src = sharedMap(p.host, 4096);
   const payload = (n: number) => {
     src.mem.set(new TextEncoder().encode(`message ${n}`), n * 16);
