@@ -3,17 +3,15 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { cliPath, spawnChild } from './helpers/child.js';
+import { assertExit, sample } from './helpers/child.js';
 import { tempFabricDir } from './helpers/fabric.js';
-
-const sample = (t: Parameters<typeof spawnChild>[0], dir: string, args: string[]) => spawnChild(t, 'sample', ['sample', ...args, '--fabric', dir], { script: cliPath });
 
 test('server and client samples exchange their texts and both stop cleanly', { timeout: 30_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const server = sample(t, dir, ['comch_ctrl_path_server', '-p', '03:00.0', '-r', 'b1:00.0', '-t', 'from the DPU']);
   const client = sample(t, dir, ['comch_ctrl_path_client', '-p', 'b1:00.0', '-t', 'from the host']);
-  assert.deepEqual(await client.exited, { code: 0, signal: null });
-  assert.deepEqual(await server.exited, { code: 0, signal: null });
+  await assertExit(client, 0, [server]);
+  await assertExit(server, 0, [client]);
   const serverLog = server.stderr.join('');
   const clientLog = client.stderr.join('');
   assert.match(serverLog, /\[APP\]\[INF\]\[COMCH_CTRL_PATH_SERVER\] Message received: 'from the host'/);
@@ -27,7 +25,7 @@ test('server and client samples exchange their texts and both stop cleanly', { t
 test('a client with no server gives up after --timeout with a clear message and a non-zero exit', { timeout: 30_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const client = sample(t, dir, ['comch_ctrl_path_client', '--timeout', '1']);
-  assert.deepEqual(await client.exited, { code: 1, signal: null });
+  await assertExit(client, 1);
   assert.match(client.stderr.join(''), /timed out after 1 s waiting for the server comch_ctrl_path_sample_server \(is it running\?\).*DOCA_ERROR_TIME_OUT/);
 });
 
@@ -36,21 +34,21 @@ test('flags from a JSON file (DOCA layout), -h, -v, -l and bad flags', { timeout
   const flags = join(dir, 'flags.json');
   writeFileSync(flags, JSON.stringify({ doca_general_flags: { 'log-level': 30 }, doca_program_flags: { 'pci-addr': 'b1:00.0', text: 'from json' } }));
   const quiet = sample(t, dir, ['comch_ctrl_path_client', '-j', flags, '--timeout', '0.5']);
-  assert.equal((await quiet.exited).code, 1);
+  await assertExit(quiet, 1);
   const err = quiet.stderr.join('');
   assert.ok(!err.includes('[INF]'), 'log level 30 from the JSON file silences INFO');
   assert.match(err, /\[ERR\].*timed out/);
   const help = sample(t, dir, ['comch_ctrl_path_server', '-h']);
-  assert.equal((await help.exited).code, 0);
+  await assertExit(help, 0);
   assert.match(help.lines.join('\n'), /-p, --pci-addr VALUE +DOCA Comch device PCI address \(default: 03:00\.0\)/);
   assert.match(help.lines.join('\n'), /--sdk-log-level/);
   const version = sample(t, dir, ['comch_ctrl_path_server', '-v']);
-  assert.equal((await version.exited).code, 0);
+  await assertExit(version, 0);
   assert.match(version.lines.join(''), /^softdpu \d+\.\d+\.\d+/);
   const bad = sample(t, dir, ['comch_ctrl_path_server', '--no-such-flag']);
-  assert.equal((await bad.exited).code, 2);
+  await assertExit(bad, 2);
   const wrongSide = sample(t, dir, ['comch_ctrl_path_server', '-p', 'b1:00.0', '-r', 'b1:00.0', '--timeout', '2']);
-  assert.equal((await wrongSide.exited).code, 1);
+  await assertExit(wrongSide, 1);
   assert.match(wrongSide.stderr.join(''), /cannot host a comch server.*DOCA_ERROR_NOT_SUPPORTED/);
 });
 
@@ -58,8 +56,8 @@ test('the high-speed data path samples pass their texts both ways through produc
   const dir = tempFabricDir(t);
   const server = sample(t, dir, ['comch_data_path_high_speed_server', '-p', '03:00.0', '-r', 'b1:00.0', '-t', 'bulk from the DPU']);
   const client = sample(t, dir, ['comch_data_path_high_speed_client', '-p', 'b1:00.0', '-t', 'bulk from the host']);
-  assert.deepEqual(await client.exited, { code: 0, signal: null });
-  assert.deepEqual(await server.exited, { code: 0, signal: null });
+  await assertExit(client, 0, [server]);
+  await assertExit(server, 0, [client]);
   assert.match(server.stderr.join(''), /\[COMCH_DATA_PATH_HIGH_SPEED_SERVER\] Message received: 'bulk from the host'/);
   assert.match(client.stderr.join(''), /\[COMCH_DATA_PATH_HIGH_SPEED_CLIENT\] Message received: 'bulk from the DPU'/);
   assert.match(server.stderr.join(''), /Sample finished successfully/);
@@ -68,6 +66,6 @@ test('the high-speed data path samples pass their texts both ways through produc
 test('a data path client with no server times out clearly', { timeout: 30_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const client = sample(t, dir, ['comch_data_path_high_speed_client', '--timeout', '1']);
-  assert.equal((await client.exited).code, 1);
+  await assertExit(client, 1);
   assert.match(client.stderr.join(''), /timed out after 1 s waiting for the server comch_data_path_high_speed_sample_server/);
 });

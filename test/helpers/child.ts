@@ -3,6 +3,7 @@
  * stdout read line by line, killed when the test ends. Fixtures exit on their own when the test
  * runner dies (their stdin closes), so no child outlives its test.
  */
+import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import type { TestContext } from 'node:test';
@@ -120,4 +121,20 @@ export async function runCli(t: TestContext, args: string[], env: Record<string,
   const child = spawnChild(t, 'cli', args, { script: cliPath, env });
   const exit = await child.exited;
   return { exit, stdout: child.lines.join('\n'), stderr: child.stderr.join('') };
+}
+
+/** Starts a DOCA sample through the CLI, `softdpu sample <args...> --fabric <dir>`, killed when the test ends. */
+export function sample(t: TestContext, dir: string, args: string[]): Child {
+  return spawnChild(t, 'sample', ['sample', ...args, '--fabric', dir], { script: cliPath });
+}
+
+/**
+ * Waits for `child` to end and asserts it exited with `code` (not by a signal); the assertion message
+ * carries its stderr, and that of `peers` (the other side of a pair, whose log often tells why).
+ */
+export async function assertExit(child: Child, code: number, peers: Child[] = []): Promise<Exit> {
+  const exit = await child.exited;
+  const logs = [child, ...peers].map((c) => `--- stderr of pid ${c.pid}${c === child ? '' : ' (peer)'}:\n${c.stderr.join('').slice(-4000)}`).join('\n');
+  assert.deepEqual(exit, { code, signal: null }, `pid ${child.pid} exited with ${exit.code ?? exit.signal}, expected ${code}\n${logs}`);
+  return exit;
 }
