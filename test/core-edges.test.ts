@@ -5,8 +5,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DocaError } from '../src/core/error.js';
 import { ProgressEngine } from '../src/core/pe.js';
 import { EchoCtx } from './helpers/echo-ctx.js';
+import { code } from './helpers/errors.js';
 
-const is = (name: Parameters<typeof DocaError.is>[1]) => (err: unknown) => DocaError.is(err, name);
 
 class StubbornCtx extends EchoCtx {
   override stop(): never {
@@ -28,7 +28,7 @@ test('stopAndWait() whose stop is refused rejects with that error and leaves no 
   const onUnhandled = (reason: unknown) => unhandled.push(reason);
   process.on('unhandledRejection', onUnhandled);
   try {
-    await assert.rejects(ctx.stopAndWait({ timeoutMs: 30 }), is('IN_USE'));
+    await assert.rejects(ctx.stopAndWait({ timeoutMs: 30 }), code('IN_USE'));
     await sleep(100); // past the timeout a leftover waiter would have had
     assert.deepEqual(unhandled, []);
   } finally {
@@ -41,7 +41,7 @@ test('a second submitAsync() of a task in flight is refused and the first promis
   ctx.mode = 'hold';
   const task = ctx.taskEchoAllocInit(7);
   const first = task.submitAsync();
-  await assert.rejects(task.submitAsync(), is('BAD_STATE'));
+  await assert.rejects(task.submitAsync(), code('BAD_STATE'));
   ctx.release();
   await pe.run({ until: () => ctx.getNumInflightTasks() === 0 });
   assert.equal(await first, task);
@@ -63,8 +63,8 @@ test('run() sees an until() that waits on a waitForState() continuation', { time
 
 test('wait timeouts: Infinity means none, a negative or NaN timeout is INVALID_VALUE naming it', { timeout: 10_000 }, async () => {
   const { ctx } = running(new EchoCtx());
-  await assert.rejects(ctx.waitForState('IDLE', { timeoutMs: -1 }), (err: unknown) => is('INVALID_VALUE')(err) && /timeoutMs -1/.test((err as Error).message));
-  await assert.rejects(ctx.waitForState('IDLE', { timeoutMs: Number.NaN }), is('INVALID_VALUE'));
+  await assert.rejects(ctx.waitForState('IDLE', { timeoutMs: -1 }), code('INVALID_VALUE', /timeoutMs -1/));
+  await assert.rejects(ctx.waitForState('IDLE', { timeoutMs: Number.NaN }), code('INVALID_VALUE'));
   const ac = new AbortController();
   const forever = ctx.waitForState('IDLE', { timeoutMs: Infinity, signal: ac.signal });
   await sleep(30);

@@ -4,16 +4,15 @@ import { createServer } from 'node:net';
 import { type TestContext, test } from 'node:test';
 import { BlobKind, BlobWriter } from '../src/core/blob.js';
 import { openDeviceByPci } from '../src/core/dev.js';
-import { DocaError } from '../src/core/error.js';
 import { allocSharedMemory } from '../src/core/memory.js';
 import { useFabric } from '../src/fabric/fabric.js';
 import { NET_PAYLOAD } from '../src/sync-event/remote-net-server.js';
 import { SyncEventRemoteNet } from '../src/sync-event/remote-net.js';
 import { SyncEvent } from '../src/sync-event/sync-event.js';
 import { spawnChild } from './helpers/child.js';
+import { code } from './helpers/errors.js';
 import { tempFabricDir } from './helpers/fabric.js';
 
-const is = (name: Parameters<typeof DocaError.is>[1], re?: RegExp) => (err: unknown) => DocaError.is(err, name) && (!re || re.test((err as Error).message));
 
 function cpuEvent(t: TestContext, publisher: 'cpu' | 'remote_net' = 'cpu'): SyncEvent {
   useFabric({ dir: tempFabricDir(t) });
@@ -29,7 +28,7 @@ test('configuration ends at the first start: after a stop it is refused, so expo
   const event = cpuEvent(t);
   event.start();
   event.stop();
-  assert.throws(() => event.setAddr(allocSharedMemory(8)), is('BAD_STATE', /was started before; configure it before start/));
+  assert.throws(() => event.setAddr(allocSharedMemory(8)), code('BAD_STATE', /was started before; configure it before start/));
   event.start();
   event.updateSet(5n);
   assert.equal(event.get(), 5n);
@@ -56,7 +55,7 @@ test('a blocking wait on an event exported to remote net is refused: its updates
   const event = cpuEvent(t, 'remote_net');
   event.start();
   await event.exportToRemoteNet();
-  assert.throws(() => event.waitEq(1n, -1n, { timeoutMs: 10 }), is('NOT_SUPPORTED', /blocking wait/));
+  assert.throws(() => event.waitEq(1n, -1n, { timeoutMs: 10 }), code('NOT_SUPPORTED', /blocking wait/));
   event.stop();
   event.destroy();
 });
@@ -71,7 +70,7 @@ test('a remote-net operation against an exporter that never answers the handshak
     w.view.setUint16(64, (silent.address() as { port: number }).port, true);
     w.raw(66, new Uint8Array(32));
     const remote = SyncEventRemoteNet.createFromExport(w.finish(), undefined, { timeoutMs: 300 });
-    await assert.rejects(remote.get(), is('TIME_OUT', /did not admit us|no answer/));
+    await assert.rejects(remote.get(), code('TIME_OUT', /did not admit us|no answer/));
     remote.destroy();
   } finally {
     silent.close();
