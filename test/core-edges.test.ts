@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DocaError } from '../src/core/error.js';
 import { ProgressEngine } from '../src/core/pe.js';
+import { PullIterator } from '../src/core/pull.js';
 import { EchoCtx } from './helpers/echo-ctx.js';
 import { code } from './helpers/errors.js';
 
@@ -70,4 +71,16 @@ test('wait timeouts: Infinity means none, a negative or NaN timeout is INVALID_V
   await sleep(30);
   ac.abort(new Error('done waiting'));
   await assert.rejects(forever, /done waiting/);
+});
+
+test('message iterators honour timeoutMs: a next() that waits that long ends the iteration with TIME_OUT', { timeout: 10_000 }, async () => {
+  let closed = 0;
+  const it = new PullIterator<number>(() => closed++, () => {}, { timeoutMs: 30 }, 'test messages');
+  const first = it.next();
+  assert.equal(it.deliver(1), true);
+  assert.deepEqual(await first, { value: 1, done: false });
+  await assert.rejects(it.next(), code('TIME_OUT', /nothing arrived within 30 ms/));
+  assert.equal(closed, 1);
+  assert.deepEqual(await it.next(), { value: undefined, done: true });
+  assert.throws(() => new PullIterator(() => {}, () => {}, { timeoutMs: -5 }), code('INVALID_VALUE', /timeoutMs -5/));
 });

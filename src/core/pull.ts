@@ -2,13 +2,18 @@
  * A pull-based async iterator: at most one `next()` waits at a time, and the source hands it a value
  * only while it waits, so nothing is buffered and nothing is lost when the consumer `break`s out (the
  * unread data stays where it was, e.g. in a receive queue that keeps applying flow control).
+ *
+ * `options.signal` ends the iteration with the signal's reason; `options.timeoutMs` bounds each `next()`:
+ * a wait that long ends the iteration with TIME_OUT.
  */
+import { DocaError } from './error.js';
 import type { WaitOptions } from './wait.js';
 
 export class PullIterator<T> implements AsyncIterableIterator<T> {
   private waiter: { resolve: (r: IteratorResult<T>) => void; reject: (err: unknown) => void } | undefined;
   private done = false;
   private failure: unknown;
+  private timer: NodeJS.Timeout | undefined;
 
   constructor(
     /** Called once when the iterator ends (break, return, abort, end or failure). */
@@ -16,7 +21,11 @@ export class PullIterator<T> implements AsyncIterableIterator<T> {
     /** Called when a `next()` starts waiting, so the source can look for a value. */
     private readonly onWant: () => void,
     private readonly options: WaitOptions = {},
+    /** What is iterated, for messages. */
+    private readonly what = 'messages',
   ) {
+    const ms = options.timeoutMs;
+    if (ms !== undefined && !(typeof ms === 'number' && ms >= 0)) throw new DocaError('INVALID_VALUE', what, `timeoutMs ${String(ms)} is not a number of milliseconds >= 0`);
     if (options.signal?.aborted) queueMicrotask(this.onAbort);
     else options.signal?.addEventListener('abort', this.onAbort, { once: true });
   }
@@ -34,6 +43,7 @@ export class PullIterator<T> implements AsyncIterableIterator<T> {
     const w = this.waiter;
     if (!w) return undefined;
     this.waiter = undefined;
+    this.stopTimer();
     return (value) => w.resolve({ value, done: false });
   }
 
@@ -42,6 +52,7 @@ export class PullIterator<T> implements AsyncIterableIterator<T> {
     const w = this.waiter;
     if (!w) return false;
     this.waiter = undefined;
+    this.stopTimer();
     w.resolve({ value, done: false });
     return true;
   }
@@ -63,9 +74,13 @@ export class PullIterator<T> implements AsyncIterableIterator<T> {
       return Promise.reject(err);
     }
     if (this.done) return Promise.resolve({ value: undefined, done: true });
-    if (this.waiter) return Promise.reject(new Error('a previous next() is still pending'));
+    if (this.waiter) return Promise.reject(new DocaError('BAD_STATE', this.what, 'a previous next() is still pending'));
     return new Promise((resolve, reject) => {
       this.waiter = { resolve, reject };
+      const ms = this.options.timeoutMs;
+      if (ms !== undefined && ms !== Infinity) {
+        this.timer = setTimeout(() => this.close(new DocaError('TIME_OUT', this.what, `nothing arrived within ${ms} ms`)), Math.min(ms, 2 ** 31 - 1));
+      }
       this.onWant();
     });
   }
@@ -81,9 +96,15 @@ export class PullIterator<T> implements AsyncIterableIterator<T> {
 
   private readonly onAbort = () => this.close(this.options.signal!.reason);
 
+  private stopTimer(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
   private close(err: unknown): void {
     if (this.done) return;
     this.done = true;
+    this.stopTimer();
     this.options.signal?.removeEventListener('abort', this.onAbort);
     this.onClose();
     const w = this.waiter;
