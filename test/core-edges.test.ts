@@ -84,3 +84,15 @@ test('message iterators honour timeoutMs: a next() that waits that long ends the
   assert.deepEqual(await it.next(), { value: undefined, done: true });
   assert.throws(() => new PullIterator(() => {}, () => {}, { timeoutMs: -5 }), code('INVALID_VALUE', /timeoutMs -5/));
 });
+
+test('waitForState refuses a state that does not exist, and a destroyed context, at once', { timeout: 10_000 }, async () => {
+  const ctx = new EchoCtx();
+  await assert.rejects(ctx.waitForState('Running' as never), code('INVALID_VALUE', /"Running" is not a state/));
+  ctx.destroy();
+  await assert.rejects(ctx.waitForState('RUNNING'), code('BAD_STATE', /destroyed/));
+});
+
+test('messages about a wrong argument say what was passed', () => {
+  const ctx = new EchoCtx();
+  assert.throws(() => ctx.taskEchoSetConf('cb' as never, () => {}, 1), code('INVALID_VALUE', /got "cb" and a function/));
+});

@@ -103,6 +103,7 @@ export class BufInventory {
     const headOff = offsetIn(range, head);
     if (headOff < 0) throw new DocaError('INVALID_VALUE', call, `the region is not inside the memory range of ${mmap.name} (${range.length} bytes)`);
     const dataOff = offsetIn(range, data);
+    if (dataOff < 0) throw new DocaError('INVALID_VALUE', call, `the data is not inside the memory range of ${mmap.name} (${range.length} bytes)`);
     if (dataOff < headOff || dataOff + dataLen > headOff + head.length) {
       throw new DocaError('INVALID_VALUE', call, `the data window [${dataOff}, ${dataOff + dataLen}) is not inside the head region [${headOff}, ${headOff + head.length})`);
     }
@@ -178,6 +179,7 @@ export class DocaBuf {
     const call = 'doca_buf_set_data';
     const range = this.range(call);
     const off = offsetIn(range, data);
+    if (off < 0) throw new DocaError('INVALID_VALUE', call, 'the data is not a view of the buffer\'s memory range');
     if (off < this._headOffset || !Number.isInteger(dataLen) || dataLen < 0 || off + dataLen > this._headOffset + this.len) {
       throw new DocaError('INVALID_VALUE', call, `the data window [${off}, ${off + dataLen}) is not inside the head region [${this._headOffset}, ${this._headOffset + this.len})`);
     }

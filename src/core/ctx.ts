@@ -8,7 +8,7 @@
  * DOCA_ERROR_SHUTDOWN (or the fatal error that stopped the context), and the context stays STOPPING
  * until every allocated task has been freed.
  */
-import { DocaError } from './error.js';
+import { DocaError, describeValue } from './error.js';
 import { Fifo } from './fifo.js';
 import type { ProgressEngine } from './pe.js';
 import { Task, TaskConf, type TaskCompletionCb } from './task.js';
@@ -132,8 +132,10 @@ export abstract class Context {
    * (e.g. with `pe.run()`).
    */
   waitForState(target: CtxStateName, options: WaitOptions = {}): Promise<void> {
-    const wanted = CtxState[target];
+    const wanted = Object.hasOwn(CtxState, target) ? CtxState[target] : undefined;
+    if (wanted === undefined) return Promise.reject(new DocaError('INVALID_VALUE', 'waitForState', `${describeValue(target)} is not a state (IDLE, STARTING, RUNNING, STOPPING)`));
     if (this.st === wanted) return Promise.resolve();
+    if (this.destroyed) return Promise.reject(new DocaError('BAD_STATE', 'waitForState', `${this.name} was destroyed; it stays IDLE`));
     return boundedWait<void>(
       options,
       () => new DocaError('TIME_OUT', 'waitForState', `${this.name} did not reach ${target} within ${options.timeoutMs} ms (state ${this.state})`),
@@ -260,7 +262,7 @@ export abstract class Context {
   protected setTaskConf<T extends Task>(call: string, type: string, onSuccess: TaskCompletionCb<T>, onError: TaskCompletionCb<T>, numTasks: number, max: number): void {
     this.requireIdle(call);
     if (typeof onSuccess !== 'function' || typeof onError !== 'function') {
-      throw new DocaError('INVALID_VALUE', call, 'the success and error callbacks must be functions');
+      throw new DocaError('INVALID_VALUE', call, `the success and error callbacks must be functions (got ${describeValue(onSuccess)} and ${describeValue(onError)})`);
     }
     if (!Number.isInteger(numTasks) || numTasks < 1 || numTasks > max) {
       throw new DocaError('INVALID_VALUE', call, `num_tasks ${numTasks} is not an integer in [1, ${max}]`);

@@ -5,7 +5,7 @@
  */
 import { type Fabric, currentFabric } from '../fabric/fabric.js';
 import { Devinfo, devinfoCreateList, devinfoDestroyList, DevinfoRep, DevinfoRepFilter, ListLife, lists } from './devinfo.js';
-import { DocaError } from './error.js';
+import { DocaError, describeValue } from './error.js';
 
 /** Something that holds an opened device or representor, named in IN_USE messages. */
 export interface DevUser {
@@ -76,7 +76,7 @@ export class Dev extends Opened {
 
   /** `doca_dev_open`: opens the device, or adds a reference if this process already opened it. */
   static open(devinfo: Devinfo): Dev {
-    if (!(devinfo instanceof Devinfo)) throw new DocaError('INVALID_VALUE', 'doca_dev_open', 'expected a Devinfo');
+    if (!(devinfo instanceof Devinfo)) throw new DocaError('INVALID_VALUE', 'doca_dev_open', `expected a Devinfo, got ${describeValue(devinfo)}`);
     devinfo.check('doca_dev_open');
     const key = `${devinfo.fabric.dir}\0${devinfo.spec.pci}`;
     const open = openDevs.get(key) as Dev | undefined;
@@ -114,7 +114,7 @@ export class DevRep extends Opened {
 
   /** `doca_dev_rep_open`: the Arm device it was listed from must still be open. */
   static open(rep: DevinfoRep): DevRep {
-    if (!(rep instanceof DevinfoRep)) throw new DocaError('INVALID_VALUE', 'doca_dev_rep_open', 'expected a DevinfoRep');
+    if (!(rep instanceof DevinfoRep)) throw new DocaError('INVALID_VALUE', 'doca_dev_rep_open', `expected a DevinfoRep, got ${describeValue(rep)}`);
     rep.check('doca_dev_rep_open');
     const key = `${rep.parent.fabric.dir}\0${rep.spec.arm}\0${rep.spec.pci}`;
     const open = openReps.get(key) as DevRep | undefined;
@@ -144,7 +144,8 @@ export class DevRep extends Opened {
  */
 export function devinfoRepCreateList(dev: Dev, filter: number): DevinfoRep[] {
   const call = 'doca_devinfo_rep_create_list';
-  if (!(dev instanceof Dev) || !dev.isOpen) throw new DocaError('INVALID_VALUE', call, 'expected an open Dev');
+  if (!(dev instanceof Dev)) throw new DocaError('INVALID_VALUE', call, `expected an open Dev, got ${describeValue(dev)}`);
+  if (!dev.isOpen) throw new DocaError('INVALID_VALUE', call, `${dev.name} is closed`);
   if (!Number.isInteger(filter) || (filter & ~(DevinfoRepFilter.NET | DevinfoRepFilter.EMULATED)) !== 0) {
     throw new DocaError('INVALID_VALUE', call, `filter ${filter} is not a combination of ALL (0), NET (2) and EMULATED (4)`);
   }

@@ -5,7 +5,7 @@
 import { type Fabric, currentFabric } from '../fabric/fabric.js';
 import { PciAddress } from '../fabric/pci.js';
 import type { DeviceSpec, RepresentorSpec, Side } from '../fabric/topology.js';
-import { DocaError } from './error.js';
+import { DocaError, describeValue } from './error.js';
 
 /** `enum doca_pci_func_type`. */
 export const PciFuncType = { PF: 0, VF: 1, SF: 2 } as const;
@@ -27,7 +27,7 @@ export class ListLife {
 }
 
 function parseAddr(call: string, text: string): PciAddress {
-  if (typeof text !== 'string') throw new DocaError('INVALID_VALUE', call, 'the PCI address must be a string');
+  if (typeof text !== 'string') throw new DocaError('INVALID_VALUE', call, `the PCI address must be a string, not ${describeValue(text)}`);
   return PciAddress.tryParse(text) ?? (() => {
     throw new DocaError('INVALID_VALUE', call, `${JSON.stringify(text)} is not a PCI address (DDDD:BB:DD.F or BB:DD.F)`);
   })();
@@ -169,7 +169,7 @@ export const lists = new WeakMap<readonly object[], ListLife>();
 /** `doca_devinfo_destroy_list`: its entries may no longer be used (opened devices keep working). */
 export function devinfoDestroyList(list: Devinfo[]): void {
   const life = lists.get(list);
-  if (!life) throw new DocaError('INVALID_VALUE', 'doca_devinfo_destroy_list', 'not a list made by devinfoCreateList');
+  if (!life) throw new DocaError('INVALID_VALUE', 'doca_devinfo_destroy_list', `${describeValue(list)} is not a list made by devinfoCreateList`);
   if (life.destroyed) throw new DocaError('BAD_STATE', 'doca_devinfo_destroy_list', 'the list was already destroyed');
   life.destroyed = true;
 }
@@ -235,7 +235,7 @@ export class DevinfoRep {
 /** `doca_devinfo_rep_destroy_list`. */
 export function devinfoRepDestroyList(list: DevinfoRep[]): void {
   const life = lists.get(list);
-  if (!life) throw new DocaError('INVALID_VALUE', 'doca_devinfo_rep_destroy_list', 'not a list made by devinfoRepCreateList');
+  if (!life) throw new DocaError('INVALID_VALUE', 'doca_devinfo_rep_destroy_list', `${describeValue(list)} is not a list made by devinfoRepCreateList`);
   if (life.destroyed) throw new DocaError('BAD_STATE', 'doca_devinfo_rep_destroy_list', 'the list was already destroyed');
   life.destroyed = true;
 }

@@ -105,3 +105,13 @@ export class DocaError extends Error {
     return err instanceof DocaError && (err.code === code || err.code === `DOCA_ERROR_${code}`);
   }
 }
+
+/** A short description of a wrong argument for error messages: its type, and its value when short. */
+export function describeValue(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  if (typeof value === 'string') return value.length <= 40 ? JSON.stringify(value) : `a ${value.length}-character string`;
+  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return `${typeof value} ${String(value)}`;
+  if (typeof value === 'function') return 'a function';
+  const name = (value as object).constructor?.name;
+  return name ? `a ${name}` : 'an object';
+}

@@ -48,7 +48,11 @@ interface Limits {
 
 const envLevel = (name: string, fallback: LogLevel): LogLevel => {
   const v = process.env[name];
-  return v ? parseLogLevel(v) : fallback;
+  try {
+    return v ? parseLogLevel(v) : fallback;
+  } catch (err) {
+    throw new RangeError(`$${name}: ${(err as Error).message}`);
+  }
 };
 
 const global: Limits = { lower: LogLevel.TRACE, upper: LogLevel.CRIT, sdk: LogLevel.TRACE };

@@ -14,7 +14,7 @@ import type { Devinfo } from './devinfo.js';
 import { capabilityReport } from './caps.js';
 import { BlobKind, BlobReader, BlobWriter, DESCRIPTOR_SIZE } from './blob.js';
 import type { Dev } from './dev.js';
-import { DocaError } from './error.js';
+import { DocaError, describeValue } from './error.js';
 import { sharedLocation, useSharedMemory } from './memory.js';
 import { PCI_TRAILER_SIZE, readPciTrailer, writePciTrailer } from './pci-export.js';
 import { claimExportSlot, exportIsValid, type ExportSlot, revokeExportSlot } from '../fabric/exports.js';
@@ -88,7 +88,7 @@ export class Mmap {
    */
   static createFromExport(blob: Uint8Array, dev: Dev, userData?: unknown): Mmap {
     const call = 'doca_mmap_create_from_export';
-    if (!dev?.isOpen) throw new DocaError('INVALID_VALUE', call, 'the device must be open');
+    if (!dev?.isOpen) throw new DocaError('INVALID_VALUE', call, `the device must be open (got ${dev?.isOpen === false ? `${dev.name}, closed` : describeValue(dev)})`);
     const info = dev.asDevinfo();
     if (!mmapCapIsCreateFromExportPciSupported(info)) throw new DocaError('NOT_SUPPORTED', call, `${info.spec.pci} cannot create maps from a PCI export`);
     const r = new BlobReader(blob, BlobKind.MMAP_PCI, dev.fabric.id, call, PAYLOAD_SIZE);
@@ -115,7 +115,7 @@ export class Mmap {
   setMemrange(memory: Uint8Array): void {
     const call = 'doca_mmap_set_memrange';
     this.configurable(call);
-    if (!(memory instanceof Uint8Array) || memory.length === 0) throw new DocaError('INVALID_VALUE', call, 'the memory range must be a non-empty Uint8Array');
+    if (!(memory instanceof Uint8Array) || memory.length === 0) throw new DocaError('INVALID_VALUE', call, `the memory range must be a non-empty Uint8Array, not ${describeValue(memory)}${memory instanceof Uint8Array ? ' of 0 bytes' : ''}`);
     if (this.memrange) throw new DocaError('NOT_PERMITTED', call, `the memory range of ${this.name} is already set`);
     this.memrange = memory;
   }
@@ -148,7 +148,7 @@ export class Mmap {
   addDev(dev: Dev): void {
     const call = 'doca_mmap_add_dev';
     this.registrable(call);
-    if (!dev?.isOpen) throw new DocaError('INVALID_VALUE', call, 'the device must be open');
+    if (!dev?.isOpen) throw new DocaError('INVALID_VALUE', call, `the device must be open (got ${dev?.isOpen === false ? `${dev.name}, closed` : describeValue(dev)})`);
     if (this.devs.includes(dev)) throw new DocaError('ALREADY_EXIST', call, `${dev.name} is already added to ${this.name}`);
     if (this.devs.length >= this.maxDevices) throw new DocaError('NO_MEMORY', call, `${this.name} already has its maximum of ${this.maxDevices} devices`);
     dev._acquire(this, call);

@@ -7,7 +7,7 @@
  */
 import { BlobKind, BlobReader, BlobWriter, DESCRIPTOR_SIZE } from '../core/blob.js';
 import type { Dev } from '../core/dev.js';
-import { DocaError } from '../core/error.js';
+import { DocaError, describeValue } from '../core/error.js';
 import { PCI_TRAILER_SIZE, readPciTrailer, writePciTrailer } from '../core/pci-export.js';
 import { claimExportSlot, type ExportSlot } from '../fabric/exports.js';
 import { Segment } from '../fabric/segment.js';
@@ -30,7 +30,7 @@ export interface Imported {
 }
 
 export function exportPci(call: string, dev: Dev, control: Segment, where: { segment: Segment; offset: number }, slot: ExportSlot | undefined): { blob: Uint8Array; slot: ExportSlot } {
-  if (!dev?.isOpen) throw new DocaError('INVALID_VALUE', call, 'the device must be open');
+  if (!dev?.isOpen) throw new DocaError('INVALID_VALUE', call, `the device must be open (got ${dev?.isOpen === false ? `${dev.name}, closed` : describeValue(dev)})`);
   const info = dev.asDevinfo();
   if (!syncEventCapIsExportToRemotePciSupported(info)) throw new DocaError('NOT_SUPPORTED', call, `${info.spec.pci} cannot export sync events to remote PCI`);
   const claimed = slot ?? claimExportSlot(call);
@@ -44,7 +44,7 @@ export function exportPci(call: string, dev: Dev, control: Segment, where: { seg
 
 export function importPci(dev: Dev, blob: Uint8Array): Imported {
   const call = 'doca_sync_event_create_from_export';
-  if (!dev?.isOpen) throw new DocaError('INVALID_VALUE', call, 'the device must be open');
+  if (!dev?.isOpen) throw new DocaError('INVALID_VALUE', call, `the device must be open (got ${dev?.isOpen === false ? `${dev.name}, closed` : describeValue(dev)})`);
   const info = dev.asDevinfo();
   if (!syncEventCapIsCreateFromExportSupported(info)) throw new DocaError('NOT_SUPPORTED', call, `${info.spec.pci} cannot create sync events from an export`);
   const r = new BlobReader(blob, BlobKind.SYNC_EVENT_PCI, dev.fabric.id, call, PAYLOAD);
