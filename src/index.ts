@@ -30,7 +30,7 @@ export {
   type Side,
   type Topology,
 } from './fabric/topology.js';
-export { Segment, type SegmentDescriptor, type AsyncWaitOptions, type WaitOutcome } from './fabric/segment.js';
+export { Segment, type SegmentDescriptor, type WaitOutcome } from './fabric/segment.js';
 export { ComchServer, type ComchConnectionStatusCb } from './comch/server.js';
 export { ComchClient } from './comch/client.js';
 export { ComchConnection, ComchCounter } from './comch/connection.js';

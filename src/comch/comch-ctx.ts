@@ -1,6 +1,7 @@
 /**
  * What a comch server and a comch client share: message size and queue depth configuration, the send
- * task pool, the receive and consumer event registrations, and polling their connections.
+ * task pool, the receive and consumer event registrations, and their connections (each one a source
+ * of the context, looked at when its peer rings).
  */
 import { Context, CtxState } from '../core/ctx.js';
 import type { Devinfo } from '../core/devinfo.js';
@@ -52,7 +53,8 @@ export abstract class ComchCtx extends Context {
   /** Replaced, never mutated, when connections come and go: a poll walks it without copying. */
   protected conns: readonly ComchConnection[] = [];
   private iterator: PullIterator<ComchMessage> | undefined;
-  private next = 0;
+  /** Connections holding messages nobody asked for yet: looked at again when someone does. */
+  private readonly parked = new Set<ComchConnection>();
   protected readonly event: ComchEvent = { ctx: this };
 
   protected constructor(
@@ -145,7 +147,7 @@ export abstract class ComchCtx extends Context {
       () => {
         if (this.iterator === it) this.iterator = undefined;
       },
-      () => this._wake(),
+      () => this.unpark(),
       options,
     );
     this.iterator = it;
@@ -232,7 +234,7 @@ export abstract class ComchCtx extends Context {
 
   /** @internal */
   _checkMessage(call: string, connection: ComchConnection, message: Uint8Array): void {
-    if (!this.conns.includes(connection)) throw new DocaError('INVALID_VALUE', call, `connection ${connection?.id} does not belong to this ${this.prefix}`);
+    if (connection?._ownerCtx !== this) throw new DocaError('INVALID_VALUE', call, `connection ${connection?.id} does not belong to this ${this.prefix}`);
     if (!(message instanceof Uint8Array)) throw new DocaError('INVALID_VALUE', call, 'the message must be a Uint8Array');
     if (message.length > connection.maxMsgSize) {
       const why = connection.maxMsgSize < this.maxMsgSize ? ` (the smaller of this side's ${this.maxMsgSize} and the peer's setting)` : '';
@@ -240,9 +242,14 @@ export abstract class ComchCtx extends Context {
     }
   }
 
-  /** @internal a connection has work for the engine. */
+  /** @internal the context has local work for the engine (an accepted connection, a transition). */
   _wake(): void {
-    this.pe?._signal();
+    this.pe?._signal(this);
+  }
+
+  /** @internal `connection` holds a message nobody takes now. */
+  _park(connection: ComchConnection): void {
+    this.parked.add(connection);
   }
 
   /** @internal a send reached the peer's queue (or failed). */
@@ -276,36 +283,27 @@ export abstract class ComchCtx extends Context {
 
   // ---- context hooks ------------------------------------------------------------------------------
 
-  protected override _poll(): void {
-    // A connection that ends replaces `conns`; this walk keeps the array it started with.
-    const conns = this.conns;
-    const n = conns.length;
-    for (let i = 0; i < n; i++) conns[(this.next + i) % n]!._poll();
-    this.next = n ? (this.next + 1) % n : 0;
-  }
-
-  override _arm(notify: () => void): boolean {
-    let work = super._arm(notify);
-    for (const conn of this.conns) if (conn._arm()) work = true;
-    return work;
-  }
-
-  override _disarm(): void {
-    for (const conn of this.conns) conn._disarm();
-  }
-
   protected override _onIdle(): void {
     this.iterator?.end();
     this.iterator = undefined;
   }
 
-  /** Adds an established connection. */
+  /** Adds an established connection: a source of this context, whose bell its peer rings. */
   protected addConnection(connection: ComchConnection): void {
     this.conns = [...this.conns, connection];
+    connection._publish(this.addSource(connection, `${this.prefix} connection`));
   }
 
   /** Forgets a finished connection. */
   protected removeConnection(connection: ComchConnection): void {
     this.conns = this.conns.filter((c) => c !== connection);
+    this.parked.delete(connection);
+    this.removeSource(connection);
+  }
+
+  /** A message iterator asks for a message: look again at the connections that held one back. */
+  private unpark(): void {
+    for (const connection of this.parked) this._sourceReady(connection);
+    this.parked.clear();
   }
 }

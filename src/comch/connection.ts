@@ -4,32 +4,33 @@
  *
  * Sending writes the message into the peer's receive ring and completes the task (DOCA: delivered to the
  * remote side); a full ring holds tasks back in order (flow control), never drops them. Receiving copies
- * each message out of the ring (the copy is the caller's to keep) and frees the slot. A side that sleeps
- * sets its flag in the segment (what it waits for: data, and room if it holds sends back); the other side
- * then writes one doorbell byte on the socket, only for what the sleeper waits for.
+ * each message out of the ring (the copy is the caller's to keep) and frees the slot. Each side publishes
+ * its context's bell reference in the segment, and the other side rings it after every batch it writes
+ * (fabric/doorbell.ts: no syscall unless that context's engine sleeps), and after freeing room if this
+ * side said it holds sends back. The connection is one source of its context: a wake-up looks at it
+ * only when it rang.
  *
  * Ending: a DISCONNECT record in the ring (after every earlier message), the socket's end-of-file, a
- * corrupt record, or the peer found dead by a liveness check. The remaining messages are delivered, the
- * connection's held-back sends fail through their error callback, and the owner is told once.
+ * corrupt record, or the peer found dead by the liveness cadence. The remaining messages are delivered,
+ * the connection's held-back sends fail through their error callback, and the owner is told once.
  */
 import type { Socket } from 'node:net';
-import type { Context } from '../core/ctx.js';
+import type { Context, WakeSource } from '../core/ctx.js';
 import { DocaError } from '../core/error.js';
 import { Fifo } from '../core/fifo.js';
 import { sdkLogSource } from '../core/log.js';
 import { PullIterator } from '../core/pull.js';
 import type { WaitOptions } from '../core/wait.js';
-import { isAlive, type ProcessIdentity } from '../fabric/liveness.js';
+import { type BellRef, publishBellRef, unpublishBellRef } from '../fabric/doorbell.js';
+import { type ProcessIdentity, watchProcess } from '../fabric/liveness.js';
 import { RingReader, RingWriter } from '../fabric/ring.js';
 import type { Segment } from '../fabric/segment.js';
-import { WakeSet } from '../fabric/wake-set.js';
 import type { ComchCtx } from './comch-ctx.js';
 import type { ComchClient } from './client.js';
-import { type ConnLayout, CONSUMER, CONTROL, CONTROL_PAYLOAD, FP, OFF_SLEEPING, type Side } from './layout.js';
+import { type ConnLayout, CONSUMER, CONTROL, CONTROL_PAYLOAD, FP, otherSide, SIDE, type Side } from './layout.js';
 import { type ComchConnectionRef, Registry } from './registry.js';
 import type { ComchServer } from './server.js';
 import type { ComchSendTask } from './send-task.js';
-import { BELL } from './wire.js';
 
 const log = sdkLogSource('comch');
 
@@ -41,18 +42,14 @@ export type ComchCounter = (typeof ComchCounter)[keyof typeof ComchCounter];
 export const RecordType = { MSG: 1, DISCONNECT: 2 } as const;
 
 const EMPTY = new Uint8Array(0);
-/** Bits of a side's sleeping flag: what should wake it. */
-const WANT_DATA = 1;
-const WANT_ROOM = 2;
-/** How often a polling side checks that its peer process still lives (event loops see EOF sooner). */
-const LIVENESS_INTERVAL_MS = 200;
+/** Messages one look at the connection takes before letting other sources have a turn. */
 const RECV_BUDGET = 32;
 
 type State = 'connected' | 'disconnecting' | 'closing' | 'closed';
 
 let lastId = 0;
 
-export class ComchConnection {
+export class ComchConnection implements WakeSource {
   /** `doca_comch_connection_set_user_data` / `get_user_data`. */
   userData: unknown;
   /** Process-unique id, for messages. */
@@ -63,19 +60,22 @@ export class ComchConnection {
   private readonly pending = new Fifo<ComchSendTask>();
   private readonly live = [0, 0, 0, 0, 0];
   private readonly snapshot = [0, 0, 0, 0, 0];
-  private readonly mine: number;
-  private readonly theirs: number;
   private iterator: PullIterator<Uint8Array> | undefined;
   private closeReason: DocaError | undefined;
-  private polls = 0;
-  private checkedAt = performance.now();
+  /** @internal */
+  _bit = -1;
+  /** @internal */
+  _ready = false;
+  private readonly wantsRoom: number;
+  private readonly peerWantsRoom: number;
+  private readonly peerSide: Side;
+  private unwatchPeer: () => void = () => {};
   /** The fast-path registry (consumer table) this side's context relays for. */
   readonly registry: Registry;
   private readonly controlOut: RingWriter;
   private readonly controlIn: RingReader;
   private lastRequest = -1;
   private readonly announced = new Set<number>();
-  private readonly wakes: WakeSet;
   private readonly record = new Uint8Array(CONTROL_PAYLOAD);
   /** Producers and consumers made from this object in this thread (the teardown helper stops them). */
   readonly _children = new Set<Context>();
@@ -98,10 +98,11 @@ export class ComchConnection {
     this.controlOut = new RingWriter(segment, ctlOut, layout.entries * 2, CONTROL_PAYLOAD);
     this.controlIn = new RingReader(segment, ctlIn, layout.entries * 2, CONTROL_PAYLOAD);
     this.registry = new Registry(segment, layout);
-    this.wakes = new WakeSet(() => owner._wake());
-    this.mine = OFF_SLEEPING[side] / 4;
-    this.theirs = OFF_SLEEPING[side === 'server' ? 'client' : 'server'] / 4;
-    socket.on('data', () => owner._wake());
+    this.peerSide = otherSide(side);
+    this.wantsRoom = SIDE.WANTS_ROOM(side) / 4;
+    this.peerWantsRoom = SIDE.WANTS_ROOM(this.peerSide) / 4;
+    // After the handshake the socket carries nothing: its end-of-file is what it is there for.
+    socket.on('data', () => {});
     socket.on('error', () => {});
     socket.on('close', () => this.peerGone(new DocaError('CONNECTION_RESET', 'comch connection', `the peer (pid ${peer.pid}) closed the connection`)));
   }
@@ -190,7 +191,7 @@ export class ComchConnection {
       () => {
         if (this.iterator === it) this.iterator = undefined;
       },
-      () => this.owner._wake(),
+      () => this.owner._sourceReady(this),
       options,
     );
     if (this.state === 'closed') it.end();
@@ -204,30 +205,43 @@ export class ComchConnection {
   _send(task: ComchSendTask): void {
     if (this.state !== 'connected') throw new DocaError('NOT_CONNECTED', 'doca_task_submit', `connection ${this.id} is ${this.state}`);
     if (this.pending.length === 0 && this.write(task)) {
-      this.ringPeer(WANT_DATA);
+      this.ringPeer();
       return;
     }
     this.pending.push(task);
+    if (this.pending.length === 1) {
+      // Say we wait for room, then look again: the peer either sees the flag or freed the room before.
+      Atomics.store(this.segment.i32, this.wantsRoom, 1);
+      if (this.writer.hasRoom()) this.owner._sourceReady(this);
+    }
+  }
+
+  /** @internal the owner registered the connection as a source: publish where the peer rings us. */
+  _publish(ref: BellRef): void {
+    publishBellRef(this.segment, SIDE.BELL(this.side), ref);
+    this.unwatchPeer = watchProcess(this.peer, () => this.peerGone(new DocaError('CONNECTION_RESET', 'comch connection', `the peer process ${this.peer.pid} died`)));
   }
 
   /**
-   * @internal one poll: moves held-back sends into the ring, takes messages for whoever listens, checks
-   * the peer's liveness, and finishes an ending connection. Returns how much it did.
+   * @internal one look: moves held-back sends into the ring, takes messages for whoever listens, relays
+   * consumer announcements, and finishes an ending connection. True when it stopped early (budget).
    */
-  _poll(): number {
+  _pollSource(): boolean {
     let sent = 0;
     while (this.pending.length > 0 && this.write(this.pending.peek()!)) {
       this.pending.shift();
       sent++;
     }
-    if (sent > 0) this.ringPeer(WANT_DATA);
+    if (sent > 0) {
+      if (this.pending.length === 0) Atomics.store(this.segment.i32, this.wantsRoom, 0);
+      this.ringPeer();
+    }
     const received = this.receive();
-    if (received > 0) this.ringPeer(WANT_ROOM);
-    const n = sent + received + this.relay();
-    if ((++this.polls & 1023) === 0) this.checkPeer();
-    if (this.state === 'closing' && !this.reader.hasRecord()) this.finish();
-    else if (this.state === 'closing' && !this.owner._listening(this)) this.finish();
-    return n;
+    if (received > 0 && Atomics.load(this.segment.i32, this.peerWantsRoom) !== 0) this.ringPeer();
+    this.relay();
+    if (this.state === 'closing' && (!this.reader.hasRecord() || !this.owner._listening(this))) this.finish();
+    // A full control queue of the peer leaves announcements to make: look again (rare).
+    return received >= RECV_BUDGET || this.lastRequest === -1;
   }
 
   /** @internal the server's `doca_comch_server_disconnect`: queues a DISCONNECT behind every earlier send. */
@@ -238,7 +252,7 @@ export class ComchConnection {
       throw new DocaError('AGAIN', call, `the receive queue of connection ${this.id} is full; progress and call again`);
     }
     this.state = 'disconnecting';
-    this.ringPeer(WANT_DATA);
+    this.ringPeer();
   }
 
   /** @internal this side leaves (client stop, server stop): tell the peer, drop held-back sends. */
@@ -246,36 +260,15 @@ export class ComchConnection {
     if (this.state === 'closing' || this.state === 'closed') return;
     this.pending.drain();
     if (this.state === 'connected') this.writer.push(RecordType.DISCONNECT, EMPTY);
-    this.ringPeer(WANT_DATA);
+    this.ringPeer();
     this.closeReason = reason;
     this.state = 'closing';
     this.socket.end();
   }
 
-  /** @internal true when work is waiting (for arming a notification). */
-  _hasWork(): boolean {
-    if (this.state === 'closing' || (this.pending.length > 0 && this.writer.hasRoom())) return true;
-    if (this.controlIn.hasRecord() || Atomics.load(this.segment.i32, FP.REQUEST_BELL[this.side] / 4) !== this.lastRequest) return true;
-    const rec = this.reader.peek();
-    return rec !== undefined && (rec.type !== RecordType.MSG || this.owner._listening(this));
-  }
-
-  /** @internal announce that this side sleeps; true if there is work already (then do not sleep). */
-  _arm(): boolean {
-    const i32 = this.segment.i32;
-    Atomics.store(i32, this.mine, WANT_DATA | (this.pending.length > 0 ? WANT_ROOM : 0));
-    // Producers and consumers of this side (any thread) ring the request bell when they start or stop.
-    Atomics.store(i32, FP.OWNER_SLEEPING[this.side] / 4, 1);
-    this.wakes.add(this.segment, FP.REQUEST_BELL[this.side], this.lastRequest);
-    return this._hasWork();
-  }
-
-  /** @internal */
-  _disarm(): void {
-    this.wakes.clear();
-    if (this.segment.closed) return;
-    Atomics.store(this.segment.i32, this.mine, 0);
-    Atomics.store(this.segment.i32, FP.OWNER_SLEEPING[this.side] / 4, 0);
+  /** @internal the context this side belongs to (checked on every send without a scan). */
+  get _ownerCtx(): ComchCtx {
+    return this.owner;
   }
 
   /** @internal the iterator waiting on this connection, if any. */
@@ -316,7 +309,10 @@ export class ComchConnection {
         n++;
         break;
       }
-      if (!this.owner._listening(this)) break;
+      if (!this.owner._listening(this)) {
+        this.owner._park(this); // looked at again when someone asks for a message
+        break;
+      }
       const bytes = this.reader.copy(rec);
       this.reader.advance();
       this.live[ComchCounter.RECV_MESSAGES]!++;
@@ -327,22 +323,9 @@ export class ComchConnection {
     return n;
   }
 
-  /** Writes a doorbell byte if the peer sleeps waiting for `reason` (one byte per sleep). */
-  private ringPeer(reason: number): void {
-    const flags = this.segment.i32;
-    for (let want = Atomics.load(flags, this.theirs); want & reason; want = Atomics.load(flags, this.theirs)) {
-      if (Atomics.compareExchange(flags, this.theirs, want, 0) === want) {
-        if (!this.socket.destroyed) this.socket.write(BELL);
-        return;
-      }
-    }
-  }
-
-  private checkPeer(): void {
-    const now = performance.now();
-    if (now - this.checkedAt < LIVENESS_INTERVAL_MS) return;
-    this.checkedAt = now;
-    if (!isAlive(this.peer)) this.peerGone(new DocaError('CONNECTION_RESET', 'comch connection', `the peer process ${this.peer.pid} died`));
+  /** Tells the peer's context to look at the connection (no syscall unless its engine sleeps). */
+  private ringPeer(): void {
+    this.registry.ringContext(this.peerSide);
   }
 
   private peerGone(reason: DocaError): void {
@@ -351,7 +334,7 @@ export class ComchConnection {
       this.closeReason = reason;
       this.state = 'closing';
     }
-    this.owner._wake();
+    this.owner._sourceReady(this);
   }
 
   /**
@@ -366,10 +349,11 @@ export class ComchConnection {
       const r = this.registry;
       for (let i = 0; i < this.layout.entries; i++) {
         const state = r.state(i);
-        if ((state !== CONSUMER.REQUESTED && state !== CONSUMER.EXPIRING) || r.side(i) !== this.side) continue;
+        if ((state !== CONSUMER.REQUESTED && state !== CONSUMER.EXPIRING) || r.side(i) !== this.side || !r.isConsumer(i)) continue;
         const announce = state === CONSUMER.REQUESTED;
         if (!announce && !this.announced.has(i)) {
           r.setState(i, CONSUMER.EXPIRED); // it never reached the peer: nothing to tell
+          r.ringEndpoint(i);
           continue;
         }
         new DataView(this.record.buffer).setUint32(0, i, true);
@@ -380,21 +364,25 @@ export class ComchConnection {
         if (announce) this.announced.add(i);
         else this.announced.delete(i);
         r.setState(i, announce ? CONSUMER.ANNOUNCED : CONSUMER.EXPIRED);
+        if (!announce) r.ringEndpoint(i); // its stop may finish now
         n++;
       }
-      if (n > 0) this.ringPeer(WANT_DATA);
+      if (n > 0) this.ringPeer();
     }
     for (let rec = this.controlIn.peek(); rec; rec = this.controlIn.peek()) {
       const index = rec.length === CONTROL_PAYLOAD ? new DataView(this.segment.u8.buffer).getUint32(rec.offset, true) : -1;
       this.controlIn.advance();
       n++;
-      if (index < 0 || index >= this.layout.entries || this.registry.side(index) === this.side) {
+      if (index < 0 || index >= this.layout.entries || this.registry.side(index) === this.side || !this.registry.isConsumer(index)) {
         log.err(`connection ${this.id}: the peer (pid ${this.peer.pid}) announced an invalid consumer entry; ignoring it`);
         continue;
       }
       const id = this.registry.id(index);
       if (rec.type === CONTROL.CONSUMER_NEW) {
-        if (this.registry.state(index) === CONSUMER.ANNOUNCED) this.registry.setState(index, CONSUMER.REGISTERED);
+        if (this.registry.state(index) === CONSUMER.ANNOUNCED) {
+          this.registry.setState(index, CONSUMER.REGISTERED);
+          this.registry.ringEndpoint(index); // its start completes now
+        }
         this.owner._consumerEvent(this, id, false);
       } else {
         this.owner._consumerEvent(this, id, true);
@@ -407,13 +395,11 @@ export class ComchConnection {
     this.state = 'closed';
     const reason = this.closeReason ?? new DocaError('NOT_CONNECTED', 'comch connection', `connection ${this.id} ended`);
     this.socket.destroy();
-    this.wakes.clear();
+    this.unwatchPeer();
+    unpublishBellRef(this.segment, SIDE.BELL(this.side));
     this.registry.close();
-    try {
-      this.segment.close();
-    } catch {
-      // a cancelled wait is still being delivered; the finalizer unmaps the segment later
-    }
+    this.registry.releaseBells();
+    this.segment.close();
     this.iterator?.end();
     this.iterator = undefined;
     this.owner._closed(this, reason, this.pending.drain());

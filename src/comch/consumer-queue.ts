@@ -4,8 +4,6 @@
  *
  *   64   i32 post tail (the consumer appends posted buffers)
  *   128  i32 claim head (producers take the next posted buffer with a compare-and-swap)
- *   192  i32 sleeping (1 while the consumer's engine waits; producers then bump and wake the bell)
- *   196  i32 bell
  *   256  slots x 64 bytes:
  *          +0 i32 state (0 empty, 1 posted, 2 filled)   +4 u32 capacity of the posted buffer
  *          +8 f64 byte offset of the buffer in its memory segment
@@ -13,14 +11,13 @@
  *          +32 immediate data (up to 32 bytes)
  *
  * A slot is posted only once its previous use was completed, and completions are taken in slot order, so
- * buffers are consumed in the order posted even when several producers fill them concurrently.
+ * buffers are consumed in the order posted even when several producers fill them concurrently. A
+ * producer that filled a slot rings the consumer's bell (its entry in the connection's endpoint table).
  */
 import { SEGMENT_HEADER_SIZE, Segment } from '../fabric/segment.js';
 
 const POST_TAIL = 64 / 4;
 const CLAIM_HEAD = 128 / 4;
-export const QUEUE_SLEEPING = 192;
-export const QUEUE_BELL = 196;
 const SLOTS = 256;
 const SLOT_SIZE = 64;
 const EMPTY = 0;
@@ -123,16 +120,12 @@ export class QueueView {
     }
   }
 
-  /** Publishes a claimed slot as filled, then wakes the consumer if it sleeps. */
+  /** Publishes a claimed slot as filled (the caller then rings the consumer). */
   fill(slot: number, length: number, producerId: number, imm: Uint8Array | undefined): void {
     this.view.setUint32(slot + 16, length, true);
     this.view.setUint32(slot + 20, producerId, true);
     this.view.setUint32(slot + 24, imm?.length ?? 0, true);
     if (imm) this.segment.u8.set(imm, slot + 32);
     Atomics.store(this.segment.i32, slot / 4, FILLED);
-    if (Atomics.load(this.segment.i32, QUEUE_SLEEPING / 4) !== 0) {
-      Atomics.add(this.segment.i32, QUEUE_BELL / 4, 1);
-      this.segment.wake(QUEUE_BELL);
-    }
   }
 }

@@ -6,6 +6,7 @@
  * Start is asynchronous: STARTING until the consumer's side's comch context (its engine must be
  * progressed) has announced it to the peer and the peer has registered it; the peer's new-consumer event
  * fires then. Stopping announces its expiry the same way; the consumer stays STOPPING until it is sent.
+ * Producers ring the consumer's engine when they fill a buffer; a sleeping consumer costs them one write.
  */
 import type { DocaBuf } from '../core/buf.js';
 import { CtxState } from '../core/ctx.js';
@@ -15,16 +16,14 @@ import { AccessFlag, type Mmap } from '../core/mmap.js';
 import type { TaskCompletionCb } from '../core/task.js';
 import type { WaitOptions } from '../core/wait.js';
 import { ComchConnection } from './connection.js';
-import { ConsumerQueue, QUEUE_BELL, QUEUE_SLEEPING } from './consumer-queue.js';
+import { ConsumerQueue } from './consumer-queue.js';
 import { ComchConsumerPostRecvTask } from './consumer-task.js';
 import { ComchEndpoint } from './endpoint.js';
 import { type ComchReceived, consumerMessages } from './fastpath-adapters.js';
-import { CONSUMER, ENTRY, entryOffset } from './layout.js';
+import { CONSUMER } from './layout.js';
 import type { ComchConnectionRef } from './registry.js';
 
 export class ComchConsumer extends ComchEndpoint {
-  private readonly entry: number;
-  private readonly consumerId: number;
   private immLen = 0;
   private queue: ConsumerQueue | undefined;
   /** Byte offset of the map's memory in its segment, fixed while started. */
@@ -37,15 +36,7 @@ export class ComchConsumer extends ComchEndpoint {
     /** The memory map its receive buffers come from. */
     readonly mmap: Mmap,
   ) {
-    super('doca_comch_consumer', target, 'doca_comch_consumer_create');
-    try {
-      const { index, id } = this.registry.reserve(this.side, this.ref.caps.maxConsumers, 'doca_comch_consumer_create');
-      this.entry = index;
-      this.consumerId = id;
-    } catch (err) {
-      this.release();
-      throw err;
-    }
+    super('doca_comch_consumer', target, 'consumer', 'doca_comch_consumer_create');
   }
 
   /**
@@ -65,13 +56,12 @@ export class ComchConsumer extends ComchEndpoint {
   /** `doca_comch_consumer_destroy`: only while IDLE. Its id is never reused on this connection. */
   destroy(): void {
     this.destroyContext('doca_comch_consumer_destroy');
-    if (!this.registry.segment.closed) this.registry.setState(this.entry, CONSUMER.FREE);
     this.release();
   }
 
   /** `doca_comch_consumer_get_id`: unique within the connection; producers address the consumer by it. */
   getId(): number {
-    return this.consumerId;
+    return this.endpointId;
   }
 
   /** `doca_comch_consumer_set_imm_data_len`: immediate bytes this consumer accepts (at most the capability). */
@@ -128,6 +118,7 @@ export class ComchConsumer extends ComchEndpoint {
     const where = this.mmap._location();
     if (!where) throw new DocaError('INVALID_VALUE', 'doca_ctx_start', `${this.mmap.name} is not in shared memory`);
     if (!this.connectionAlive()) throw new DocaError('NOT_CONNECTED', 'doca_ctx_start', `connection ${this.ref.id} ended`);
+    this.publish('doca_ctx_start');
     this.queue = new ConsumerQueue(conf?.capacity ?? 1);
     this.memoryOffset = where.offset;
     this.registered = false;
@@ -152,46 +143,26 @@ export class ComchConsumer extends ComchEndpoint {
 
   protected override _onIdle(): void {
     if (this.registry.connected) this.registry.setState(this.entry, CONSUMER.CREATED);
-    this.wakes.clear(); // an armed engine may be watching the queue
     this.queue?.segment.close();
     this.queue = undefined;
   }
 
-  protected override _poll(): void {
+  /** @internal its registration, and the buffers producers filled (completed in the order posted). */
+  _pollSource(): boolean {
     const state = this.getState();
-    if (state === CtxState.IDLE || !this.connectionAlive()) return;
+    if (state === CtxState.IDLE || !this.connectionAlive()) return false;
     if (state === CtxState.STARTING && !this.registered && this.registry.state(this.entry) === CONSUMER.REGISTERED) {
       this.registered = true;
       this.startCompleted();
     }
     const q = this.queue;
-    if (state !== CtxState.RUNNING || !q) return;
+    if (state !== CtxState.RUNNING || !q) return false;
     for (let filled = q.filled(); filled; filled = q.filled()) {
       const task = this.posted.shift()!;
       q.release();
       task._received(filled);
       this.completeTask(task);
     }
-  }
-
-  override _arm(notify: () => void): boolean {
-    let work = super._arm(notify);
-    const q = this.queue;
-    if (this.getState() === CtxState.RUNNING && q) {
-      Atomics.store(q.segment.i32, QUEUE_SLEEPING / 4, 1);
-      this.wakes.add(q.segment, QUEUE_BELL, Atomics.load(q.segment.i32, QUEUE_BELL / 4));
-      if (q.filled()) work = true;
-    } else if (!this.registry.segment.closed) {
-      const at = entryOffset(this.entry) + ENTRY.STATE;
-      this.wakes.add(this.registry.segment, at, Atomics.load(this.registry.i32, at / 4));
-      if (this.getState() === CtxState.STARTING && this.registry.state(this.entry) === CONSUMER.REGISTERED) work = true;
-      if (this.getState() === CtxState.STOPPING && this._stopComplete()) work = true;
-    }
-    return work;
-  }
-
-  override _disarm(): void {
-    super._disarm();
-    if (this.queue && !this.queue.segment.closed) Atomics.store(this.queue.segment.i32, QUEUE_SLEEPING / 4, 0);
+    return false;
   }
 }

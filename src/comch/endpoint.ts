@@ -1,24 +1,33 @@
 /**
  * What producers and consumers share: they live on an established connection, possibly in another
- * thread than the connection's context (made from a `ComchConnectionRef`), and fail when it ends.
+ * thread than the connection's context (made from a `ComchConnectionRef`), hold an entry of the
+ * connection's endpoint table, and fail when the connection ends. Each is one source of its own engine:
+ * its entry publishes the engine's bell, which producers ring when they fill a consumer, the contexts
+ * ring when a consumer's announcement changes, and the connection's end rings for everyone.
  */
-import { Context, CtxState } from '../core/ctx.js';
+import { Context, CtxState, type WakeSource } from '../core/ctx.js';
 import { DocaError } from '../core/error.js';
-import { WakeSet } from '../fabric/wake-set.js';
 import { ComchConnection } from './connection.js';
-import { CONN_CONNECTED, FP, type Side } from './layout.js';
+import type { Side } from './layout.js';
 import { attach, type ComchConnectionRef, detach, type Registry } from './registry.js';
 
-export abstract class ComchEndpoint extends Context {
+export abstract class ComchEndpoint extends Context implements WakeSource {
   protected readonly registry: Registry;
   protected readonly side: Side;
   readonly ref: ComchConnectionRef;
+  /** Its entry in the connection's endpoint table, and its id there. */
+  protected readonly entry: number;
+  protected readonly endpointId: number;
   private readonly local: ComchConnection | undefined;
-  protected readonly wakes: WakeSet;
   private released = false;
   private failing = false;
+  private published = false;
+  /** @internal */
+  _bit = -1;
+  /** @internal */
+  _ready = false;
 
-  protected constructor(name: string, target: ComchConnection | ComchConnectionRef, call: string) {
+  protected constructor(name: string, target: ComchConnection | ComchConnectionRef, kind: 'consumer' | 'producer', call: string) {
     super(name);
     if (target instanceof ComchConnection && !target.isConnected) {
       throw new DocaError('BAD_STATE', call, `connection ${target.id} is not established`);
@@ -33,9 +42,25 @@ export abstract class ComchEndpoint extends Context {
       throw new DocaError('BAD_STATE', call, `connection ${this.ref.id} is not established`);
     }
     this.side = this.ref.side;
-    this.wakes = new WakeSet(() => this.pe?._signal());
+    try {
+      const max = kind === 'consumer' ? this.ref.caps.maxConsumers : this.ref.caps.maxProducers;
+      ({ index: this.entry, id: this.endpointId } = this.registry.reserve(this.side, kind, max, call));
+    } catch (err) {
+      detach(this.registry);
+      throw err;
+    }
     this.local = target instanceof ComchConnection ? target : undefined;
     this.local?._children.add(this);
+  }
+
+  /** @internal looks at the connection (and, for a consumer, its queue). */
+  abstract _pollSource(): boolean;
+
+  /** Registers with the engine (once) and publishes its bell in the entry, so that peers can ring it. */
+  protected publish(call: string): void {
+    if (this.published) return;
+    this.registry.publishBell(this.entry, this.addSource(this, call));
+    this.published = true;
   }
 
   /** False once the connection ended; a STARTING or RUNNING endpoint then fails (once). */
@@ -53,21 +78,11 @@ export abstract class ComchEndpoint extends Context {
     this.failing = false;
   }
 
-  override _arm(notify: () => void): boolean {
-    const work = super._arm(notify);
-    this.wakes.add(this.registry.segment, FP.STATE, CONN_CONNECTED);
-    const state = this.getState();
-    return work || (!this.registry.connected && (state === CtxState.STARTING || state === CtxState.RUNNING));
-  }
-
-  override _disarm(): void {
-    this.wakes.clear();
-  }
-
-  /** Lets go of the connection (destroy). */
+  /** Lets go of the connection (destroy): frees the entry and the attachment. */
   protected release(): void {
     if (this.released) return;
     this.released = true;
+    this.registry.release(this.entry);
     this.local?._children.delete(this);
     detach(this.registry);
   }

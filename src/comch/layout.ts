@@ -1,59 +1,77 @@
 /**
  * The shared segment of one comch connection, made by the server when it accepts a client. Every
  * thread that works on the connection (the server or client context, and the producers and consumers,
- * which may live in worker threads) maps it; all coordination between them is in here.
+ * which may live in worker threads) maps it; all coordination between them is in here. docs/protocol.md
+ * is the specification; this comment and the constants below follow it.
  *
  *   0     segment header (fabric/segment.ts)
- *   64    u32 magic 'CONN', u32 msg size, u32 c2s slots, u32 s2c slots, u32 consumer entries
- *   128   i32 server sleeping   (what wakes the server context: data, room; ring its socket)
- *   192   i32 client sleeping
- *   256   fast-path header:
+ *   64    u32 magic 'CONN', u32 msg size, u32 c2s slots, u32 s2c slots, u32 endpoint entries, u32 version
+ *   128   server side: i32 wants room (held-back sends), +64 bell reference of the server context
+ *   256   client side: the same, written by the client
+ *   384   fast-path header:
  *           +0   i32 connection state (1 connected, 2 closed)
  *           +4   i32 last consumer id        +8  i32 last producer id
- *           +12  i32 server producers        +16 i32 client producers
- *           +64  i32 server request bell     +68 i32 server owner sleeping
- *           +128 i32 client request bell     +132 i32 client owner sleeping
- *   448   consumer table: entries x 128 bytes (see ENTRY_* below)
+ *           +64  i32 server request bell (its endpoints changed the table)
+ *           +128 i32 client request bell
+ *   576   endpoint table: entries x 192 bytes (see ENTRY_* below)
  *   ...   client -> server ring (server.recv_queue_size records of msg size)
  *   ...   server -> client ring (client.recv_queue_size records)
  *   ...   client -> server control ring (consumer announcements), then server -> client
+ *
+ * Each side writes only its own side block and its own endpoints' entries (producers and consumers
+ * claim entries with a compare-and-swap); everything read from the other side is checked first.
  */
+import { BELL_REF_SIZE } from '../fabric/doorbell.js';
 import { ringSize } from '../fabric/ring.js';
 import { Segment, SEGMENT_HEADER_SIZE } from '../fabric/segment.js';
 
 const MAGIC = 0x4e4e4f43;
+const VERSION = 2;
 const OFF_MAGIC = SEGMENT_HEADER_SIZE;
-export const OFF_SLEEPING = { server: 128, client: 192 } as const;
-const OFF_FASTPATH = 256;
+const OFF_SIDE = { server: 128, client: 256 } as const;
+/** A side block: what the other side reads to wake this one. */
+export const SIDE = {
+  /** i32: 1 while this side holds sends back for lack of room (the other side rings when it frees some). */
+  WANTS_ROOM: (side: Side) => OFF_SIDE[side],
+  /** This side's context's bell reference for the connection (fabric/doorbell.ts). */
+  BELL: (side: Side) => OFF_SIDE[side] + 64,
+} as const;
+const OFF_FASTPATH = 384;
 export const FP = {
   STATE: OFF_FASTPATH,
   LAST_CONSUMER_ID: OFF_FASTPATH + 4,
   LAST_PRODUCER_ID: OFF_FASTPATH + 8,
-  PRODUCERS: { server: OFF_FASTPATH + 12, client: OFF_FASTPATH + 16 },
   REQUEST_BELL: { server: OFF_FASTPATH + 64, client: OFF_FASTPATH + 128 },
-  OWNER_SLEEPING: { server: OFF_FASTPATH + 68, client: OFF_FASTPATH + 132 },
 } as const;
 export const CONN_CONNECTED = 1;
 export const CONN_CLOSED = 2;
-const OFF_TABLE = 448;
+const OFF_TABLE = 576;
 
-/** A consumer table entry (128 bytes). */
-export const ENTRY_SIZE = 128;
+/** An endpoint table entry (192 bytes): a consumer or a producer of either side. */
+export const ENTRY_SIZE = 192;
 export const ENTRY = {
   STATE: 0,
   ID: 4,
-  /** 0 server, 1 client: the side the consumer lives on. */
+  /** 0 server, 1 client: the side the endpoint lives on. */
   SIDE: 8,
   IMM_LEN: 12,
   /** Bumped on every start, so producers notice a restarted consumer's new queue. */
   GENERATION: 16,
+  /** KIND_CONSUMER or KIND_PRODUCER. */
+  KIND: 20,
   /** Descriptor of the consumer's queue segment. */
   QUEUE: 24,
   /** Descriptor of the segment its buffers live in. */
   MEMORY: 64,
+  /** The endpoint's bell reference: producers ring a consumer when they fill it, everyone at close. */
+  BELL: 104,
+  /** u32 pid and u32 thread id of the endpoint's owner. */
+  OWNER: 104 + BELL_REF_SIZE,
 } as const;
+export const KIND_CONSUMER = 0;
+export const KIND_PRODUCER = 1;
 
-/** Consumer entry states. */
+/** Endpoint entry states (a producer's entry is CREATED for its whole life). */
 export const CONSUMER = {
   FREE: 0,
   /** Created, id reserved, not started. */
@@ -74,6 +92,7 @@ export const CONTROL_PAYLOAD = 4;
 
 export type Side = 'server' | 'client';
 export const sideIndex = (side: Side): number => (side === 'server' ? 0 : 1);
+export const otherSide = (side: Side): Side => (side === 'server' ? 'client' : 'server');
 
 export interface ConnLayout {
   readonly msgSize: number;
@@ -96,7 +115,7 @@ export function connLayout(msgSize: number, c2sSlots: number, s2cSlots: number, 
   return { msgSize, c2sSlots, s2cSlots, entries, c2sBase, s2cBase, c2sControlBase, s2cControlBase, size };
 }
 
-/** Byte offset of consumer table entry `index`. */
+/** Byte offset of endpoint table entry `index`. */
 export function entryOffset(index: number): number {
   return OFF_TABLE + index * ENTRY_SIZE;
 }
@@ -109,6 +128,7 @@ export function createConnSegment(layout: ConnLayout): Segment {
   v.setUint32(OFF_MAGIC + 8, layout.c2sSlots, true);
   v.setUint32(OFF_MAGIC + 12, layout.s2cSlots, true);
   v.setUint32(OFF_MAGIC + 16, layout.entries, true);
+  v.setUint32(OFF_MAGIC + 20, VERSION, true);
   Atomics.store(seg.i32, FP.STATE / 4, CONN_CONNECTED);
   Atomics.store(seg.i32, OFF_MAGIC / 4, MAGIC);
   return seg;
@@ -118,6 +138,7 @@ export function createConnSegment(layout: ConnLayout): Segment {
 export function readLayout(seg: Segment): ConnLayout | undefined {
   if (seg.size < OFF_TABLE || Atomics.load(seg.i32, OFF_MAGIC / 4) !== MAGIC) return undefined;
   const v = new DataView(seg.u8.buffer);
+  if (v.getUint32(OFF_MAGIC + 20, true) !== VERSION) return undefined;
   const layout = connLayout(v.getUint32(OFF_MAGIC + 4, true), v.getUint32(OFF_MAGIC + 8, true), v.getUint32(OFF_MAGIC + 12, true), v.getUint32(OFF_MAGIC + 16, true));
-  return layout.size <= seg.size && layout.entries <= 1 << 16 ? layout : undefined;
+  return layout.size <= seg.size && layout.entries <= 1 << 16 && layout.msgSize > 0 && layout.c2sSlots > 0 && layout.s2cSlots > 0 ? layout : undefined;
 }

@@ -8,6 +8,7 @@ import type { DocaBuf } from '../core/buf.js';
 import { CtxState } from '../core/ctx.js';
 import { DocaError } from '../core/error.js';
 import type { TaskCompletionCb } from '../core/task.js';
+import { openRemoteBell, releaseRemoteBell, type RemoteBell } from '../fabric/doorbell.js';
 import { descriptorKey, Segment, type SegmentDescriptor } from '../fabric/segment.js';
 import { ComchConnection } from './connection.js';
 import { MAX_IMM, QueueView } from './consumer-queue.js';
@@ -26,21 +27,17 @@ interface Target {
   again: DocaError;
   queue: QueueView;
   memory: Segment;
+  /** The consumer's engine, rung after every fill. */
+  bell: RemoteBell | undefined;
+  bit: number;
 }
 
 export class ComchProducer extends ComchEndpoint {
-  private readonly producerId: number;
   private readonly targets = new Map<number, Target>();
   private readonly memories = new Map<string, Segment>();
 
   private constructor(target: ComchConnection | ComchConnectionRef) {
-    super('doca_comch_producer', target, 'doca_comch_producer_create');
-    try {
-      this.producerId = this.registry.addProducer(this.side, this.ref.caps.maxProducers, 'doca_comch_producer_create');
-    } catch (err) {
-      this.release();
-      throw err;
-    }
+    super('doca_comch_producer', target, 'producer', 'doca_comch_producer_create');
   }
 
   /** `doca_comch_producer_create`: on an established connection (BAD_STATE otherwise), here or in a worker. */
@@ -51,13 +48,12 @@ export class ComchProducer extends ComchEndpoint {
   /** `doca_comch_producer_destroy`: only while IDLE. */
   destroy(): void {
     this.destroyContext('doca_comch_producer_destroy');
-    if (!this.registry.segment.closed) this.registry.removeProducer(this.side);
     this.release();
   }
 
   /** `doca_comch_producer_get_id`: unique within the connection; consumers see it on each receive. */
   getId(): number {
-    return this.producerId;
+    return this.endpointId;
   }
 
   /** `doca_comch_producer_task_send_set_conf`. */
@@ -111,21 +107,25 @@ export class ComchProducer extends ComchEndpoint {
     // Buffer#copy (one memcpy in C++) beats TypedArray#set for large payloads; set wins for small ones.
     if (data.length >= 4096) copy.call(data, target.memory.u8, claim.offset);
     else target.memory.u8.set(data, claim.offset);
-    target.queue.fill(claim.slot, data.length, this.producerId, imm);
+    target.queue.fill(claim.slot, data.length, this.endpointId, imm);
+    target.bell?.ring(target.bit);
     this.completeTask(task);
   }
 
   protected _doStart(): boolean {
     if (!this.connectionAlive()) throw new DocaError('NOT_CONNECTED', 'doca_ctx_start', `connection ${this.ref.id} ended`);
+    this.publish('doca_ctx_start');
     return true;
   }
 
-  protected override _poll(): void {
+  /** @internal rung when the connection ends: fail. */
+  _pollSource(): boolean {
     if (this.getState() !== CtxState.IDLE) this.connectionAlive();
+    return false;
   }
 
   protected override _onIdle(): void {
-    for (const t of this.targets.values()) t.queue.segment.close();
+    for (const t of this.targets.values()) this.forget(t);
     for (const m of this.memories.values()) m.close();
     this.targets.clear();
     this.memories.clear();
@@ -139,7 +139,7 @@ export class ComchProducer extends ComchEndpoint {
       const state = r.state(cached.index);
       if (r.id(cached.index) === id && r.generation(cached.index) === cached.generation && (state === CONSUMER.ANNOUNCED || state === CONSUMER.REGISTERED)) return cached;
       this.targets.delete(id);
-      cached.queue.segment.close();
+      this.forget(cached);
     }
     const index = r.find(id);
     const state = index < 0 ? CONSUMER.FREE : r.state(index);
@@ -147,15 +147,29 @@ export class ComchProducer extends ComchEndpoint {
       throw new DocaError('NOT_CONNECTED', call, `there is no live consumer ${id} on the other side of connection ${this.ref.id}`);
     }
     const queueSegment = Segment.open(r.queue(index), call);
-    const target = {
+    const bellRef = r.endpointBell(index);
+    let bell: RemoteBell | undefined;
+    try {
+      bell = bellRef && openRemoteBell(bellRef, call);
+    } catch {
+      bell = undefined; // its engine is gone; the connection ends soon
+    }
+    const target: Target = {
       index,
       generation: r.generation(index),
       queue: new QueueView(queueSegment),
       memory: this.memory(r.memory(index), call),
       again: new DocaError('AGAIN', call, `consumer ${id} has no posted receive buffer; progress and submit again`),
+      bell,
+      bit: bellRef?.bit ?? 0,
     };
     this.targets.set(id, target);
     return target;
+  }
+
+  private forget(target: Target): void {
+    target.queue.segment.close();
+    if (target.bell) releaseRemoteBell(target.bell);
   }
 
   private memory(d: SegmentDescriptor, call: string): Segment {

@@ -1,14 +1,18 @@
 /**
  * The fast-path registry in a connection segment (layout.ts): the connection's state, consumer and
- * producer ids, and the consumer table through which a consumer (in any thread of its side) is
- * announced to the peer by its side's context, and found by the peer's producers.
+ * producer ids, and the endpoint table through which a consumer (in any thread of its side) is
+ * announced to the peer by its side's context and found by the peer's producers, and through which
+ * every endpoint is rung when something it waits for changes.
  *
  * Every thread that attaches to a connection (a producer or consumer created from a
  * `ComchConnectionRef`) maps the segment once; attachments are shared per thread and counted.
  */
+import { threadId } from 'node:worker_threads';
 import { DocaError } from '../core/error.js';
+import { type BellRef, openRemoteBell, publishBellRef, readBellRef, releaseRemoteBell, type RemoteBell, ringOnce } from '../fabric/doorbell.js';
+import { self } from '../fabric/liveness.js';
 import { decodeDescriptor, descriptorKey, encodeDescriptor, Segment, type SegmentDescriptor } from '../fabric/segment.js';
-import { CONN_CLOSED, CONN_CONNECTED, CONSUMER, type ConnLayout, ENTRY, entryOffset, FP, readLayout, type Side, sideIndex } from './layout.js';
+import { CONN_CLOSED, CONN_CONNECTED, CONSUMER, type ConnLayout, ENTRY, entryOffset, FP, KIND_CONSUMER, KIND_PRODUCER, readLayout, SIDE, type Side, sideIndex } from './layout.js';
 
 /** What a worker thread needs to create producers and consumers on a connection (structured-cloneable). */
 export interface ComchConnectionRef {
@@ -29,6 +33,8 @@ export interface ComchConnectionRef {
 export class Registry {
   readonly i32: Int32Array;
   private readonly view: DataView;
+  /** The two contexts' bells, opened when first rung. */
+  private readonly owners: { server?: { bell: RemoteBell; bit: number }; client?: { bell: RemoteBell; bit: number } } = {};
 
   constructor(
     readonly segment: Segment,
@@ -42,20 +48,24 @@ export class Registry {
     return !this.segment.closed && Atomics.load(this.i32, FP.STATE / 4) === CONN_CONNECTED;
   }
 
-  /** Marks the connection closed and wakes everything waiting on it (the owner, as it ends it). */
+  /** Marks the connection closed and rings every endpoint of both sides (they fail or finish stopping). */
   close(): void {
+    if (this.segment.closed) return;
     Atomics.store(this.i32, FP.STATE / 4, CONN_CLOSED);
-    this.segment.wake(FP.STATE);
+    for (let i = 0; i < this.layout.entries; i++) if (this.state(i) !== CONSUMER.FREE) ringOnce(this.endpointBell(i), 'comch connection close');
   }
 
   state(index: number): number {
     return Atomics.load(this.i32, (entryOffset(index) + ENTRY.STATE) / 4);
   }
 
-  /** Sets an entry's state and wakes whoever waits on it (its consumer). */
   setState(index: number, state: number): void {
     Atomics.store(this.i32, (entryOffset(index) + ENTRY.STATE) / 4, state);
-    this.segment.wake(entryOffset(index) + ENTRY.STATE);
+  }
+
+  /** Rings an endpoint (a consumer waiting for its registration or expiry, which another thread made). */
+  ringEndpoint(index: number): void {
+    ringOnce(this.endpointBell(index), 'comch endpoint');
   }
 
   id(index: number): number {
@@ -64,6 +74,10 @@ export class Registry {
 
   side(index: number): Side {
     return this.view.getUint32(entryOffset(index) + ENTRY.SIDE, true) === 0 ? 'server' : 'client';
+  }
+
+  isConsumer(index: number): boolean {
+    return this.view.getUint32(entryOffset(index) + ENTRY.KIND, true) === KIND_CONSUMER;
   }
 
   generation(index: number): number {
@@ -82,30 +96,56 @@ export class Registry {
     return decodeDescriptor(this.view, entryOffset(index) + ENTRY.MEMORY, 'comch consumer registry');
   }
 
+  /** The bell an endpoint published, or undefined (none yet, or one that cannot be valid). */
+  endpointBell(index: number): BellRef | undefined {
+    try {
+      return readBellRef(this.segment, entryOffset(index) + ENTRY.BELL, 'comch endpoint');
+    } catch {
+      return undefined;
+    }
+  }
+
   /** Consumers of `side` that exist (created and not destroyed). */
   consumers(side: Side): number {
-    let n = 0;
-    for (let i = 0; i < this.layout.entries; i++) if (this.state(i) !== CONSUMER.FREE && this.side(i) === side) n++;
-    return n;
+    return this.count(side, KIND_CONSUMER);
   }
 
   producers(side: Side): number {
-    return Atomics.load(this.i32, FP.PRODUCERS[side] / 4);
+    return this.count(side, KIND_PRODUCER);
   }
 
-  /** Reserves an entry and an id for a new consumer of `side`; NO_MEMORY beyond `max` per side. */
-  reserve(side: Side, max: number, call: string): { index: number; id: number } {
-    if (this.consumers(side) >= max) throw new DocaError('NO_MEMORY', call, `the connection already has its maximum of ${max} consumers on this side`);
+  /**
+   * Reserves an entry and an id for a new endpoint of `side`; NO_MEMORY beyond `max` of that kind per
+   * side, or when the table is full.
+   */
+  reserve(side: Side, kind: 'consumer' | 'producer', max: number, call: string): { index: number; id: number } {
+    const k = kind === 'consumer' ? KIND_CONSUMER : KIND_PRODUCER;
+    if (this.count(side, k) >= max) throw new DocaError('NO_MEMORY', call, `the connection already has its maximum of ${max} ${kind}s on this side`);
     for (let i = 0; i < this.layout.entries; i++) {
       const at = (entryOffset(i) + ENTRY.STATE) / 4;
-      if (Atomics.compareExchange(this.i32, at, CONSUMER.FREE, CONSUMER.CREATED) === CONSUMER.FREE) {
-        const id = Atomics.add(this.i32, FP.LAST_CONSUMER_ID / 4, 1) + 1;
-        this.view.setUint32(entryOffset(i) + ENTRY.ID, id, true);
-        this.view.setUint32(entryOffset(i) + ENTRY.SIDE, sideIndex(side), true);
-        return { index: i, id };
-      }
+      if (Atomics.compareExchange(this.i32, at, CONSUMER.FREE, CONSUMER.CREATED) !== CONSUMER.FREE) continue;
+      const base = entryOffset(i);
+      const id = Atomics.add(this.i32, (k === KIND_CONSUMER ? FP.LAST_CONSUMER_ID : FP.LAST_PRODUCER_ID) / 4, 1) + 1;
+      this.view.setUint32(base + ENTRY.ID, id, true);
+      this.view.setUint32(base + ENTRY.SIDE, sideIndex(side), true);
+      this.view.setUint32(base + ENTRY.KIND, k, true);
+      this.view.setUint32(base + ENTRY.OWNER, self.pid, true);
+      this.view.setUint32(base + ENTRY.OWNER + 4, threadId, true);
+      return { index: i, id };
     }
-    throw new DocaError('NO_MEMORY', call, `the connection's consumer table (${this.layout.entries} entries) is full`);
+    throw new DocaError('NO_MEMORY', call, `the connection's endpoint table (${this.layout.entries} entries) is full`);
+  }
+
+  /** Publishes where an endpoint's engine is rung for it (once it is connected to one). */
+  publishBell(index: number, bell: BellRef): void {
+    publishBellRef(this.segment, entryOffset(index) + ENTRY.BELL, bell);
+  }
+
+  /** Frees an entry (its endpoint was destroyed). */
+  release(index: number): void {
+    if (this.segment.closed) return;
+    Atomics.store(this.i32, (entryOffset(index) + ENTRY.BELL) / 4, 0);
+    Atomics.store(this.i32, (entryOffset(index) + ENTRY.STATE) / 4, CONSUMER.FREE);
   }
 
   /** Fills a started consumer's entry in and asks its side's context to announce it. */
@@ -114,33 +154,58 @@ export class Registry {
     encodeDescriptor(queue, this.view, entryOffset(index) + ENTRY.QUEUE);
     encodeDescriptor(memory, this.view, entryOffset(index) + ENTRY.MEMORY);
     Atomics.add(this.i32, (entryOffset(index) + ENTRY.GENERATION) / 4, 1);
-    this.setState(index, CONSUMER.REQUESTED);
+    Atomics.store(this.i32, (entryOffset(index) + ENTRY.STATE) / 4, CONSUMER.REQUESTED);
     this.ringOwner(side);
   }
 
   /** Asks `side`'s context to look at the table (a consumer started or stopped). */
   ringOwner(side: Side): void {
     Atomics.add(this.i32, FP.REQUEST_BELL[side] / 4, 1);
-    if (Atomics.load(this.i32, FP.OWNER_SLEEPING[side] / 4) !== 0) this.segment.wake(FP.REQUEST_BELL[side]);
+    this.ringContext(side);
+  }
+
+  /**
+   * Rings `side`'s context for this connection (its bell reference is in the side block). Nothing happens
+   * while the context has not published one yet: it looks at the connection once when it does.
+   */
+  ringContext(side: Side): void {
+    let owner = this.owners[side];
+    if (!owner) {
+      try {
+        const ref = readBellRef(this.segment, SIDE.BELL(side), 'comch connection');
+        if (!ref) return;
+        owner = { bell: openRemoteBell(ref, 'comch connection'), bit: ref.bit };
+      } catch {
+        return; // that side's engine is gone (or published nonsense): nobody there to wake
+      }
+      this.owners[side] = owner;
+    }
+    owner.bell.ring(owner.bit);
   }
 
   /** The entry of the consumer with `id`, or -1. */
   find(id: number): number {
-    for (let i = 0; i < this.layout.entries; i++) if (this.state(i) !== CONSUMER.FREE && this.id(i) === id) return i;
+    for (let i = 0; i < this.layout.entries; i++) if (this.state(i) !== CONSUMER.FREE && this.isConsumer(i) && this.id(i) === id) return i;
     return -1;
   }
 
-  /** Allocates a producer id, counting it against `max` for `side` (NO_MEMORY beyond). */
-  addProducer(side: Side, max: number, call: string): number {
-    if (Atomics.add(this.i32, FP.PRODUCERS[side] / 4, 1) >= max) {
-      Atomics.sub(this.i32, FP.PRODUCERS[side] / 4, 1);
-      throw new DocaError('NO_MEMORY', call, `the connection already has its maximum of ${max} producers on this side`);
+  /** Lets go of the bells this registry opened (the connection or the attachment ends). */
+  releaseBells(): void {
+    for (const side of ['server', 'client'] as const) {
+      const owner = this.owners[side];
+      if (owner) releaseRemoteBell(owner.bell);
+      this.owners[side] = undefined;
     }
-    return Atomics.add(this.i32, FP.LAST_PRODUCER_ID / 4, 1) + 1;
   }
 
-  removeProducer(side: Side): void {
-    Atomics.sub(this.i32, FP.PRODUCERS[side] / 4, 1);
+  private count(side: Side, kind: number): number {
+    let n = 0;
+    const s = sideIndex(side);
+    for (let i = 0; i < this.layout.entries; i++) {
+      const base = entryOffset(i);
+      if (this.state(i) !== CONSUMER.FREE && this.view.getUint32(base + ENTRY.SIDE, true) === s && this.view.getUint32(base + ENTRY.KIND, true) === kind) n++;
+    }
+    return n;
   }
 }
 
@@ -150,11 +215,10 @@ interface Attachment {
 }
 
 const attached = new Map<string, Attachment>();
-const keyOf = descriptorKey;
 
 /** Maps a connection's segment in this thread (shared by the thread's producers and consumers). */
 export function attach(ref: ComchConnectionRef, call: string): Registry {
-  const key = keyOf(ref.segment);
+  const key = descriptorKey(ref.segment);
   const known = attached.get(key);
   if (known && !known.registry.segment.closed) {
     known.refs++;
@@ -176,17 +240,14 @@ export function attach(ref: ComchConnectionRef, call: string): Registry {
   return registry;
 }
 
-/** Releases an attachment; the mapping goes with the last one (once no wait is pending on it). */
+/** Releases an attachment; the mapping goes with the last one. */
 export function detach(registry: Registry): void {
   for (const [key, a] of attached) {
     if (a.registry !== registry) continue;
     if (--a.refs === 0) {
       attached.delete(key);
-      try {
-        registry.segment.close();
-      } catch {
-        // a cancelled wait is still being delivered; the finalizer unmaps it later
-      }
+      registry.releaseBells();
+      registry.segment.close();
     }
     return;
   }

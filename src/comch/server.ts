@@ -12,7 +12,7 @@ import { digest } from '../fabric/names.js';
 import { claimName, listenService } from '../fabric/rendezvous.js';
 import type { Segment } from '../fabric/segment.js';
 import { self } from '../fabric/liveness.js';
-import { comchConsumerCapGetMaxConsumers, comchCapGetMaxClients, comchCapGetMaxMsgSize, comchCapGetMaxNameLen, comchCapGetMaxRecvQueueSize, comchCapServerIsSupported } from './caps.js';
+import { comchConsumerCapGetMaxConsumers, comchProducerCapGetMaxProducers, comchCapGetMaxClients, comchCapGetMaxMsgSize, comchCapGetMaxNameLen, comchCapGetMaxRecvQueueSize, comchCapServerIsSupported } from './caps.js';
 import { ComchCtx, type ComchEvent } from './comch-ctx.js';
 import { ComchConnection } from './connection.js';
 import type { ComchSendTask } from './send-task.js';
@@ -223,7 +223,7 @@ export class ComchServer extends ComchCtx {
         if (!welcomed && frame.type === FrameType.HELLO) {
           const refusal = this.check(frame.hello);
           if (refusal) return drop(refusal.reason, refusal);
-          const layout = connLayout(Math.min(this.maxMsgSize, frame.hello.maxMsgSize), this.recvQueueSize, frame.hello.recvQueueSize, 2 * comchConsumerCapGetMaxConsumers(this.devinfo));
+          const layout = connLayout(Math.min(this.maxMsgSize, frame.hello.maxMsgSize), this.recvQueueSize, frame.hello.recvQueueSize, 2 * (comchConsumerCapGetMaxConsumers(this.devinfo) + comchProducerCapGetMaxProducers(this.devinfo)));
           const segment = createConnSegment(layout);
           welcomed = { segment, hello: frame.hello, layout };
           socket.write(

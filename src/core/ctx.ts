@@ -8,6 +8,7 @@
  * DOCA_ERROR_SHUTDOWN (or the fatal error that stopped the context), and the context stays STOPPING
  * until every allocated task has been freed.
  */
+import type { BellRef } from '../fabric/doorbell.js';
 import { DocaError, describeValue } from './error.js';
 import { Fifo } from './fifo.js';
 import type { ProgressEngine } from './pe.js';
@@ -30,6 +31,20 @@ export type CtxStateChangedCb = (userData: unknown, ctx: Context, prevState: Ctx
 
 /** What `start()` and `stop()` return when they do not throw. */
 export type CtxStartStopResult = 'DOCA_SUCCESS' | 'DOCA_ERROR_IN_PROGRESS';
+
+/**
+ * Something in shared memory that peers change and then ring the engine's doorbell for (a connection's
+ * queues, a consumer's queue, an event waited on); its context looks at it when it rang, or on every
+ * call while the engine polls everything (fabric/doorbell.ts).
+ */
+export interface WakeSource {
+  /** @internal the engine's bit for it, -1 while not registered. */
+  _bit: number;
+  /** @internal queued in its context's ready list. */
+  _ready: boolean;
+  /** Looks at shared memory and queues work on its context; true when it stopped early and must look again. */
+  _pollSource(): boolean;
+}
 
 /** Work the context hands to `progress()`: a completed task or an event or transition to run. */
 type Work = Task | (() => void);
@@ -54,6 +69,10 @@ export abstract class Context {
   private stopError: DocaError | undefined;
   private stateWaiters: StateWaiter[] = [];
   private destroyed = false;
+  private readonly sourceList = new Set<WakeSource>();
+  private readonly readySources = new Fifo<WakeSource>();
+  /** @internal in its engine's ready list. */
+  _queued = false;
 
   /**
    * @param name what messages call this context, e.g. 'doca_comch_server'.
@@ -75,7 +94,7 @@ export abstract class Context {
     this.stopError = undefined;
     const running = this._doStart();
     this.setState(running ? CtxState.RUNNING : CtxState.STARTING);
-    this.engine._signal(); // a sleeping driver has a context to progress
+    this.engine._signal(this); // a sleeping driver has a context to progress
     return running ? 'DOCA_SUCCESS' : 'DOCA_ERROR_IN_PROGRESS';
   }
 
@@ -88,7 +107,7 @@ export abstract class Context {
     if (this.st === CtxState.IDLE) throw new DocaError('BAD_STATE', 'doca_ctx_stop', `${this.name} is already IDLE`);
     if (this.st === CtxState.STOPPING) return 'DOCA_ERROR_IN_PROGRESS';
     this.beginStop(new DocaError('SHUTDOWN', 'doca_ctx_stop', `${this.name} was stopped`), true);
-    this.engine?._signal();
+    this.engine?._signal(this);
     return this.getState() === CtxState.IDLE ? 'DOCA_SUCCESS' : 'DOCA_ERROR_IN_PROGRESS';
   }
 
@@ -193,7 +212,7 @@ export abstract class Context {
   _progressOne(): boolean {
     let item = this.work.shift();
     if (item === undefined) {
-      this._poll();
+      this.pollSources();
       item = this.work.shift();
     }
     if (item !== undefined) {
@@ -201,7 +220,7 @@ export abstract class Context {
       else item();
       return true;
     }
-    if (this.st === CtxState.STOPPING && this.inflight === 0 && this.liveTasks() === 0 && this._stopComplete()) {
+    if (this.canFinishStop()) {
       this.finishStop();
       return true;
     }
@@ -210,20 +229,17 @@ export abstract class Context {
 
   /** @internal true when `progress()` would find work right now without polling shared memory. */
   _hasQueuedWork(): boolean {
-    return this.work.length > 0 || (this.st === CtxState.STOPPING && this.inflight === 0 && this.liveTasks() === 0 && this._stopComplete());
+    return this.work.length > 0 || this.readySources.length > 0 || this.canFinishStop();
   }
 
-  /**
-   * @internal arms the context's wake-up sources (a peer's doorbell, a socket) for a notification:
-   * `notify` is called when work arrives. Returns true if there is work already.
-   */
-  _arm(notify: () => void): boolean {
-    void notify;
-    return this._hasQueuedWork();
+  /** @internal a source of this context rang (or has work): look at it in the next `progress()`. */
+  _sourceReady(source: WakeSource): void {
+    if (!source._ready) {
+      source._ready = true;
+      this.readySources.push(source);
+    }
+    this.engine?._signal(this);
   }
-
-  /** @internal cancels what `_arm` registered. */
-  _disarm(): void {}
 
   // ---- for subclasses -----------------------------------------------------------------------------
 
@@ -241,8 +257,23 @@ export abstract class Context {
   /** Called once IDLE is reached, to release what the run used. */
   protected _onIdle(): void {}
 
-  /** Looks at shared memory for work and queues it (completions, events); called when the queue is empty. */
-  protected _poll(): void {}
+  /**
+   * Registers a source with the engine and looks at it once now; peers ring the returned reference when
+   * they change it. The engine must be connected (NOT_CONNECTED otherwise).
+   */
+  protected addSource(source: WakeSource, call: string): BellRef {
+    if (!this.engine) throw new DocaError('NOT_CONNECTED', call, `${this.name} is not connected to a progress engine`);
+    const ref = this.engine._addSource(this, source, call);
+    this.sourceList.add(source);
+    this._sourceReady(source);
+    return ref;
+  }
+
+  /** Forgets a source (it will not be looked at again; a ring still in flight is dropped). */
+  protected removeSource(source: WakeSource): void {
+    if (!this.sourceList.delete(source)) return;
+    this.engine?._removeSource(source);
+  }
 
   /** Throws the configuration error (BAD_STATE or NOT_PERMITTED) unless IDLE. */
   protected requireIdle(call: string): void {
@@ -350,7 +381,7 @@ export abstract class Context {
 
   /** @internal a task was freed: a STOPPING context may now reach IDLE. */
   _taskFreed(): void {
-    if (this.st === CtxState.STOPPING) this.engine?._signal();
+    if (this.st === CtxState.STOPPING) this.engine?._signal(this);
   }
 
   private liveTasks(): number {
@@ -361,7 +392,28 @@ export abstract class Context {
 
   private enqueue(item: Work): void {
     this.work.push(item);
-    this.engine?._signal();
+    this.engine?._signal(this);
+  }
+
+  /** Looks at the sources that rang (or at all of them while the engine polls everything) until one queues work. */
+  private pollSources(): void {
+    if (this.engine?._pollsAll) {
+      for (const source of this.sourceList) source._pollSource();
+      for (let s = this.readySources.shift(); s; s = this.readySources.shift()) s._ready = false;
+      return;
+    }
+    for (let n = this.readySources.length; n > 0 && this.work.length === 0; n--) {
+      const source = this.readySources.shift()!;
+      source._ready = false;
+      if (this.sourceList.has(source) && source._pollSource()) {
+        source._ready = true;
+        this.readySources.push(source);
+      }
+    }
+  }
+
+  private canFinishStop(): boolean {
+    return this.st === CtxState.STOPPING && this.inflight === 0 && this.liveTasks() === 0 && this._stopComplete();
   }
 
   private dispatch(task: Task): void {
@@ -394,7 +446,7 @@ export abstract class Context {
     this.stopError = err;
     this._doStop();
     for (let t = this.inflightHead; t; t = t._next) this.completeTask(t, err);
-    if (direct && this.work.length === 0 && this.inflight === 0 && this.liveTasks() === 0 && this._stopComplete()) {
+    if (direct && this.work.length === 0 && this.canFinishStop()) {
       this.st = prev;
       this.finishStop();
     } else {

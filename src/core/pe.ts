@@ -2,16 +2,26 @@
  * The progress engine (doca_pe.h): contexts are connected to it, and `progress()` is the only place where
  * callbacks run and state changes. It never blocks.
  *
- * DOCA's event handle is modelled by `requestNotification()` / `waitNotification()` /
- * `clearNotification()`: a program arms the engine, sleeps until a context has work (a peer's doorbell,
- * a socket event, a local completion), clears, and progresses. `run()` is a driver that does this from
- * Node's event loop, in busy or notify mode, until an AbortSignal, a predicate, or until every context
- * is IDLE (so the process can exit).
+ * What the engine looks at: contexts with local work (a completion, an event, a transition) and sources
+ * in shared memory (a connection's queues, a consumer's queue, an event it waits on) whose peers rang
+ * the engine's doorbell (fabric/doorbell.ts, docs/wakeup.md). Until the engine first requests a
+ * notification it polls every source on every call, as a busy DOCA loop expects, and peers ring nothing;
+ * from then on (PROGRESS_SELECTIVE, DOCA's default) it looks only at what rang, so a wake-up costs the
+ * same with one connection or five hundred. PROGRESS_ALL polls every source on every call.
+ *
+ * DOCA's notification handle is `getNotificationHandle()`, a real fd; `requestNotification()` /
+ * `clearNotification()` arm and disarm it, `waitNotification()` is its promise form, and `run()` drives the
+ * engine from Node's event loop in busy or notify mode until an AbortSignal, a predicate, or until every
+ * context is IDLE (so the process can exit).
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import type { Context } from './ctx.js';
+import { Bell, type BellRef, BellState } from '../fabric/doorbell.js';
+import { livenessTick } from '../fabric/liveness.js';
+import { native } from '../native/load.js';
+import type { Context, WakeSource } from './ctx.js';
 import { CtxState } from './ctx.js';
 import { DocaError } from './error.js';
+import { Fifo } from './fifo.js';
 import { boundedWait, type WaitOptions } from './wait.js';
 
 /** `enum doca_pe_event_mode`. */
@@ -20,6 +30,8 @@ export type PeEventMode = (typeof PeEventMode)[keyof typeof PeEventMode];
 
 /** How long a busy driver spins without work before it lets the event loop run. */
 const BUSY_SPIN_MS = 1;
+/** Progress calls between two looks at the liveness cadence (fabric/liveness.ts). */
+const LIVENESS_EVERY = 1024;
 
 export interface RunOptions {
   /**
@@ -39,6 +51,11 @@ export interface RunOptions {
   budget?: number;
 }
 
+interface SourceSlot {
+  readonly ctx: Context;
+  readonly source: WakeSource;
+}
+
 export class ProgressEngine {
   private readonly ctxs: Context[] = [];
   private next = 0;
@@ -49,8 +66,20 @@ export class ProgressEngine {
   private destroyed = false;
   private driving = false;
   private wakeDriver: (() => void) | undefined;
-  private readonly notify = () => this._signal();
   private eventMode: PeEventMode = PeEventMode.PROGRESS_SELECTIVE;
+  /** Created with the first source or notification; its state word says whether peers must ring. */
+  private bell: Bell | undefined;
+  private tracking = false;
+  private handleGiven = false;
+  private watchId = -1;
+  private readonly sources: (SourceSlot | undefined)[] = [];
+  /** Contexts with something to look at: local work, or sources that rang. */
+  private readonly ready = new Fifo<Context>();
+  private calls = 0;
+  private readonly onBit = (bit: number) => {
+    const slot = this.sources[bit];
+    if (slot) slot.ctx._sourceReady(slot.source);
+  };
 
   /** `doca_pe_create`. */
   static create(): ProgressEngine {
@@ -62,7 +91,7 @@ export class ProgressEngine {
     this.check('doca_pe_connect_ctx');
     ctx._connect(this);
     this.ctxs.push(ctx);
-    this._signal(); // a sleeping driver has a new context to progress
+    this._signal(ctx); // a sleeping driver has a new context to progress
   }
 
   /**
@@ -72,18 +101,11 @@ export class ProgressEngine {
    */
   progress(): boolean {
     if (this.inCallback) throw new DocaError('NOT_PERMITTED', 'doca_pe_progress', 'called from inside a callback of the same progress engine');
-    const n = this.ctxs.length;
-    if (n === 0) return false;
+    if ((++this.calls & (LIVENESS_EVERY - 1)) === 0) livenessTick();
+    if (this.ctxs.length === 0) return false;
     this.inCallback = true;
     try {
-      for (let i = 0; i < n; i++) {
-        const index = (this.next + i) % n;
-        if (this.ctxs[index]!._progressOne()) {
-          this.next = (index + 1) % n;
-          return true;
-        }
-      }
-      return false;
+      return this.tracking && this.eventMode === PeEventMode.PROGRESS_SELECTIVE ? this.progressReady() : this.progressAll();
     } finally {
       this.inCallback = false;
     }
@@ -97,9 +119,9 @@ export class ProgressEngine {
   }
 
   /**
-   * `doca_pe_set_event_mode`. Both modes progress every connected context on each call (SELECTIVE is a
-   * hardware optimisation that softdpu does not need); the mode is recorded for parity. Refused from a
-   * callback.
+   * `doca_pe_set_event_mode`. PROGRESS_SELECTIVE (the default) looks only at contexts that have work or
+   * whose sources rang since the engine first slept; PROGRESS_ALL polls every source on every call.
+   * Refused from a callback.
    */
   setEventMode(mode: PeEventMode): void {
     this.check('doca_pe_set_event_mode');
@@ -114,12 +136,31 @@ export class ProgressEngine {
     return this.eventMode;
   }
 
-  /** `doca_pe_request_notification`: arms every context's wake-up sources. */
+  /**
+   * `doca_pe_get_notification_handle`: a file descriptor (the read end of the engine's doorbell pipe)
+   * that becomes readable when the engine has work after `requestNotification()`, for an addon or another
+   * event loop to wait on (epoll, poll). Fixed for the engine's life; `clearNotification()` consumes what
+   * made it readable. Wait on it yourself or use `run()` / `waitNotification()`, not both at once.
+   */
+  getNotificationHandle(): number {
+    this.check('doca_pe_get_notification_handle');
+    this.handleGiven = true;
+    return this.doorbell().readFd;
+  }
+
+  /** `doca_pe_request_notification`: announces that the engine sleeps; fires at once if work is there. */
   requestNotification(): void {
     this.check('doca_pe_request_notification');
     if (this.armed) return;
+    const bell = this.doorbell();
     this.armed = true;
-    for (const ctx of this.ctxs) if (ctx._arm(this.notify)) this.fire();
+    const work = bell.arm();
+    if (!this.tracking) {
+      // Leaving POLL: ringers skipped their bits until now, so every source is looked at once more.
+      this.tracking = true;
+      for (const slot of this.sources) if (slot) slot.ctx._sourceReady(slot.source);
+    }
+    if (work || this.pruneReady()) this.claimAndWake();
   }
 
   /** `doca_pe_clear_notification`: disarms; call it after each wake-up, then progress. */
@@ -127,11 +168,12 @@ export class ProgressEngine {
     if (!this.armed) return;
     this.armed = false;
     this.notified = false;
-    for (const ctx of this.ctxs) ctx._disarm();
+    // A byte a ringer wrote is drained by the loop's watch; with the handle given out and no watch, here.
+    if (this.bell!.disarm() === BellState.RUNG && this.handleGiven && this.watchId < 0) this.bell!.drain();
   }
 
   /**
-   * Waits until the armed engine is notified of work: the Node form of waiting on DOCA's notification
+   * Waits until the armed engine is notified of work: the promise form of waiting on the notification
    * handle. Resolves 'notified' at once if it already was, 'timed-out' after `timeoutMs`; rejects on
    * abort. Call `requestNotification()` first.
    */
@@ -142,7 +184,11 @@ export class ProgressEngine {
     return boundedWait<'notified' | 'timed-out'>(options, () => 'timed-out', (resolve) => {
       const waiter = () => resolve('notified');
       this.waiters.push(waiter);
-      return () => (this.waiters = this.waiters.filter((w) => w !== waiter));
+      this.keepAlive(true);
+      return () => {
+        this.waiters = this.waiters.filter((w) => w !== waiter);
+        this.keepAlive(this.waiters.length > 0 || this.wakeDriver !== undefined);
+      };
     });
   }
 
@@ -184,15 +230,22 @@ export class ProgressEngine {
           continue;
         }
         this.requestNotification();
-        // One bare promise per sleep: this is the wake-up path of every notify-mode program.
-        if (!this.notified && !signal?.aborted) await new Promise<void>((resolve) => (this.wakeDriver = resolve));
-        // Notified at once after a burst that did nothing: let the event loop turn rather than spin on it.
-        else if (n === 0) await yieldToLoop();
+        if (!this.notified && !signal?.aborted) {
+          // One bare promise per sleep, settled by the doorbell's watch or by local work.
+          this.keepAlive(true);
+          await new Promise<void>((resolve) => (this.wakeDriver = resolve));
+        } else if (n === 0) {
+          // Notified at once after a burst that did nothing: let the event loop turn rather than spin.
+          await yieldToLoop();
+        }
         this.wakeDriver = undefined;
+        this.keepAlive(this.waiters.length > 0);
         this.clearNotification();
       }
     } finally {
       signal?.removeEventListener('abort', onAbort);
+      this.wakeDriver = undefined;
+      this.keepAlive(this.waiters.length > 0);
       this.driving = false;
     }
   }
@@ -219,24 +272,124 @@ export class ProgressEngine {
       throw new DocaError('IN_USE', 'doca_pe_destroy', `${this.ctxs.length} context(s) are still connected (${this.ctxs.map((c) => c.name).join(', ')}); destroy them first`);
     }
     this.clearNotification();
+    if (this.watchId >= 0) native.fdUnwatch(this.watchId);
+    this.watchId = -1;
+    this.bell?.close();
     this.destroyed = true;
   }
 
-  /** @internal a context queued work (or may now finish stopping). */
-  _signal(): void {
-    if (this.armed) this.fire();
+  // ---- for contexts -------------------------------------------------------------------------------
+
+  /** @internal `ctx` has work (or may now finish stopping): look at it, and wake a sleeping engine. */
+  _signal(ctx: Context): void {
+    if (!ctx._queued) {
+      ctx._queued = true;
+      this.ready.push(ctx);
+    }
+    if (this.armed && !this.notified) this.claimAndWake();
   }
 
-  /** @internal a destroyed context leaves its engine (and its wake-up sources, if armed). */
+  /** @internal registers a source of `ctx`; returns the reference its peers ring. */
+  _addSource(ctx: Context, source: WakeSource, call: string): BellRef {
+    this.check(call);
+    const bell = this.doorbell();
+    const bit = bell.allocate(call);
+    this.sources[bit] = { ctx, source };
+    source._bit = bit;
+    return bell.ref(bit);
+  }
+
+  /** @internal a source is gone: its bit may be reused. */
+  _removeSource(source: WakeSource): void {
+    const bit = source._bit;
+    if (bit < 0 || this.sources[bit]?.source !== source) return;
+    this.sources[bit] = undefined;
+    source._bit = -1;
+    this.bell?.release(bit);
+  }
+
+  /** @internal true when `progress()` polls every source (no doorbell to rely on). */
+  get _pollsAll(): boolean {
+    return !this.tracking || this.eventMode === PeEventMode.PROGRESS_ALL;
+  }
+
+  /** @internal a destroyed context leaves its engine. */
   _detach(ctx: Context): void {
     const i = this.ctxs.indexOf(ctx);
     if (i < 0) return;
-    if (this.armed) ctx._disarm();
     this.ctxs.splice(i, 1);
     this.next = 0;
+    for (let bit = 0; bit < this.sources.length; bit++) if (this.sources[bit]?.ctx === ctx) this._removeSource(this.sources[bit]!.source);
   }
 
-  private fire(): void {
+  // ---- internals ----------------------------------------------------------------------------------
+
+  /** Round robin over every context, each polling all its sources (before the first sleep, or PROGRESS_ALL). */
+  private progressAll(): boolean {
+    if (this.tracking) this.bell!.harvest(noop); // bits are moot when everything is polled
+    const n = this.ctxs.length;
+    for (let i = 0; i < n; i++) {
+      const index = (this.next + i) % n;
+      if (this.ctxs[index]!._progressOne()) {
+        this.next = (index + 1) % n;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Round robin over the contexts that have work or whose sources rang. */
+  private progressReady(): boolean {
+    this.bell!.harvest(this.onBit);
+    for (let ctx = this.ready.peek(); ctx; ctx = this.ready.peek()) {
+      this.ready.shift();
+      if (!ctx.isDestroyed && ctx._progressOne()) {
+        this.ready.push(ctx); // it may have more; the others get their turn first
+        return true;
+      }
+      ctx._queued = false;
+    }
+    return false;
+  }
+
+  /** Drops contexts listed as ready that have nothing queued; true if one has something. */
+  private pruneReady(): boolean {
+    for (let n = this.ready.length; n > 0; n--) {
+      const ctx = this.ready.shift()!;
+      if (!ctx.isDestroyed && ctx._hasQueuedWork()) {
+        this.ready.push(ctx);
+      } else {
+        ctx._queued = false;
+      }
+    }
+    return this.ready.length > 0;
+  }
+
+  private doorbell(): Bell {
+    return (this.bell ??= new Bell());
+  }
+
+  /** Whether the doorbell's watch keeps the event loop alive: only while someone sleeps on it. */
+  private keepAlive(on: boolean): void {
+    if (on && this.watchId < 0) this.watchId = native.fdWatch(this.doorbell().readFd, this.onWatch);
+    if (this.watchId >= 0) native.fdWatchRef(this.watchId, on);
+  }
+
+  /** The loop saw the doorbell readable (and drained it). */
+  private readonly onWatch = () => {
+    if (this.armed && !this.notified) this.wake();
+  };
+
+  /**
+   * Work found by this thread while armed: take ARMED -> RUNG so that no ringer writes, and show it on
+   * the handle if that was given out (a ringer that got there first wrote the pipe already).
+   */
+  private claimAndWake(): void {
+    if (this.bell!.claim() && this.handleGiven) this.bell!.ringSelf();
+    this.wake();
+  }
+
+  private wake(): void {
     this.notified = true;
     this.wakeDriver?.();
     if (this.waiters.length > 0) for (const w of [...this.waiters]) w();
@@ -246,3 +399,5 @@ export class ProgressEngine {
     if (this.destroyed) throw new DocaError('BAD_STATE', call, 'the progress engine was destroyed');
   }
 }
+
+const noop = () => {};

@@ -39,3 +39,59 @@ export function isAlive(owner: ProcessIdentity): boolean {
   const now = processIdentity(owner.pid);
   return now !== undefined && now.start === owner.start;
 }
+
+/**
+ * The one liveness cadence of a thread: every object that depends on another process (a connection's
+ * peer, an imported event's exporter) registers here, and every LIVENESS_INTERVAL_MS one pass reads
+ * /proc once per watched process and tells the objects whose process died. The pass runs from a timer
+ * (unreferenced: it never keeps a process alive) and, for programs that poll without turning the event
+ * loop, from `livenessTick()`, which progress engines call now and then.
+ */
+export const LIVENESS_INTERVAL_MS = 200;
+
+interface ProcessWatch {
+  readonly owner: ProcessIdentity;
+  readonly onDeath: () => void;
+}
+
+const watched = new Set<ProcessWatch>();
+let timer: NodeJS.Timeout | undefined;
+let nextPass = 0;
+
+/** Calls `onDeath` once, from a later pass, if `owner` dies; the returned function cancels the watch. */
+export function watchProcess(owner: ProcessIdentity, onDeath: () => void): () => void {
+  const w: ProcessWatch = { owner, onDeath };
+  watched.add(w);
+  if (!timer) {
+    timer = setInterval(pass, LIVENESS_INTERVAL_MS);
+    timer.unref();
+  }
+  return () => {
+    watched.delete(w);
+    if (watched.size === 0 && timer) {
+      clearInterval(timer);
+      timer = undefined;
+    }
+  };
+}
+
+/** Runs a pass if one is due (cheap otherwise): for loops that never let timers run. */
+export function livenessTick(): void {
+  if (watched.size > 0 && performance.now() >= nextPass) pass();
+}
+
+function pass(): void {
+  nextPass = performance.now() + LIVENESS_INTERVAL_MS;
+  const verdict = new Map<string, boolean>();
+  for (const w of [...watched]) {
+    const key = `${w.owner.pid}:${w.owner.start}`;
+    let alive = verdict.get(key);
+    if (alive === undefined) verdict.set(key, (alive = isAlive(w.owner)));
+    if (alive || !watched.delete(w)) continue;
+    w.onDeath();
+  }
+  if (watched.size === 0 && timer) {
+    clearInterval(timer);
+    timer = undefined;
+  }
+}

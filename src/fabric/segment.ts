@@ -93,14 +93,6 @@ export function yieldCpu(): void {
   native.schedYield();
 }
 
-export interface AsyncWaitOptions {
-  /** Default: no timeout. */
-  timeoutMs?: number;
-  signal?: AbortSignal;
-  /** Whether the pending wait keeps the event loop alive (default true, like a timer). */
-  keepAlive?: boolean;
-}
-
 /** A mapped shared segment. Views over the whole segment (header included) are `u8`, `i32`, `i64`. */
 export class Segment {
   readonly u8: Uint8Array;
@@ -213,53 +205,7 @@ export class Segment {
     }
   }
 
-  /**
-   * Waits on the process's waiter thread (never the libuv pool) until the word at `byteOffset` no
-   * longer holds `expected` ('ok') or the timeout passes ('timed-out'). Rejects with the signal's
-   * reason when aborted.
-   */
-  waitAsync(byteOffset: number, expected: number, options: AsyncWaitOptions = {}): Promise<'ok' | 'timed-out'> {
-    this.check('segment waitAsync');
-    const { signal } = options;
-    if (signal?.aborted) return Promise.reject(signal.reason);
-    return new Promise((resolve, reject) => {
-      const onAbort = () => native.waitCancel(id, false);
-      let id: number;
-      try {
-        id = native.waitAsync(this.handle, byteOffset, expected >>> 0, options.timeoutMs ?? Infinity, options.keepAlive ?? true, (result) => {
-          signal?.removeEventListener('abort', onAbort);
-          if (result === WaitResult.Ok) resolve('ok');
-          else if (result === WaitResult.TimedOut) resolve('timed-out');
-          else reject(signal?.aborted ? signal.reason : new DocaError('BAD_STATE', 'segment waitAsync', 'the segment was unmapped during the wait'));
-        });
-      } catch (err) {
-        reject(fromNative(err, 'segment waitAsync'));
-        return;
-      }
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
-  }
-
-  /**
-   * Callback form of `waitAsync` for hot paths (no promise, no AbortSignal): `onWake` runs once, when the
-   * word at `byteOffset` no longer holds `expected`, when `timeoutMs` passes, or when the segment is
-   * closed; never after `Segment.unwatch(id)`. Keeps the loop alive.
-   */
-  watch(byteOffset: number, expected: number, onWake: () => void, timeoutMs = Infinity): number {
-    this.check('segment watch');
-    try {
-      return native.waitAsync(this.handle, byteOffset, expected >>> 0, timeoutMs, true, onWake);
-    } catch (err) {
-      throw fromNative(err, 'segment watch');
-    }
-  }
-
-  /** Cancels a `watch`: its callback will not run. */
-  static unwatch(id: number): void {
-    native.waitCancel(id, true);
-  }
-
-  /** Unmaps the segment (views become empty); refused with IN_USE while async waits are pending. */
+  /** Unmaps the segment (views become empty). */
   close(): void {
     if (this.isClosed) return;
     try {

@@ -14,53 +14,70 @@ export interface NativeMapping {
   readonly size: number;
 }
 
-/** Results of the futex waits, as numbers to keep the hot path allocation-free. */
+/** Results of the blocking waits, as numbers to keep the hot path allocation-free. */
 export const WaitResult = {
-  /** Woken, or (async) the word no longer holds the expected value. */
+  /** Woken (futex), or the fd is readable (poll). */
   Ok: 0,
-  /** The word did not hold the expected value when the wait began (sync waits only). */
+  /** The word did not hold the expected value when the wait began (futex). */
   NotEqual: 1,
   TimedOut: 2,
-  /** Cancelled by waitCancel, or the segment was unmapped. */
-  Cancelled: 3,
 } as const;
 export type WaitResult = (typeof WaitResult)[keyof typeof WaitResult];
 
-export type WaitCallback = (result: WaitResult, id: number) => void;
+/** What {@link Native.pipeRing} did. */
+export const RingResult = {
+  Rung: 0,
+  /** The pipe already held unread bytes: the reader is being woken anyway. */
+  AlreadyRung: 1,
+  /** Nobody reads the pipe any more (its owner closed it or died). */
+  Gone: 2,
+} as const;
+export type RingResult = (typeof RingResult)[keyof typeof RingResult];
+
+/** A pipe made by {@link Native.pipeCreate}: both ends non-blocking and close-on-exec. */
+export interface NativePipe {
+  readonly readFd: number;
+  readonly writeFd: number;
+  /** The pipe's inode, which openers check so that a reused fd number never reaches another file. */
+  readonly inode: number;
+}
 
 /**
  * The addon. Errors are thrown as `Error` with a `code` of `ERR_SOFTDPU_*`
- * (ARGS, RANGE, HANDLE, CLOSED, BUSY, NOT_FOUND, OS, NAPI); `fabric/segment.ts` maps them to DocaError.
+ * (ARGS, RANGE, HANDLE, CLOSED, NOT_FOUND, OS, NAPI); the fabric layer maps them to DocaError.
  */
 export interface Native {
   /** memfd_create + ftruncate + mmap(MAP_SHARED); the memfd stays open until the segment is closed. */
   segmentCreate(size: number, label: string): NativeMapping;
   /** Opens and maps a segment of another process (by /proc/<pid>/fd/<n>) whose size must be `expectedSize`. */
   segmentOpen(path: string, expectedSize: number): NativeMapping;
-  /** Detaches the ArrayBuffer, then unmaps; throws ERR_SOFTDPU_BUSY while async waits are in flight. */
+  /** Detaches the ArrayBuffer, then unmaps. */
   segmentClose(handle: number): void;
   /** FUTEX_WAIT on the 32-bit word at `byteOffset`; EINTR-safe against an absolute deadline. Infinity: no timeout. */
   futexWait(handle: number, byteOffset: number, expected: number, timeoutMs: number): WaitResult;
   /** FUTEX_WAKE; returns how many waiters were woken. */
   futexWake(handle: number, byteOffset: number, count: number): number;
+  /** pipe2(O_NONBLOCK | O_CLOEXEC): a doorbell. */
+  pipeCreate(): NativePipe;
+  /** Opens a doorbell's write end (`/proc/<pid>/fd/<n>`); NOT_FOUND unless it is a pipe with `inode`. */
+  pipeOpen(path: string, inode: number): number;
+  /** Writes one byte: one syscall, never blocks. */
+  pipeRing(fd: number): RingResult;
+  /** Reads whatever the pipe holds (non-blocking); returns the byte count. */
+  pipeDrain(fd: number): number;
+  /** poll(2) for readability, blocking this thread; Infinity: no timeout. */
+  fdPoll(fd: number, timeoutMs: number): WaitResult;
+  fdClose(fd: number): void;
   /**
-   * Registers an async wait with the process's waiter thread. The callback runs on this thread's event
-   * loop with Ok once the word differs from `expected`, TimedOut, or Cancelled. `keepAlive` decides
-   * whether the pending wait keeps the event loop alive. Returns the wait id.
+   * Has this thread's event loop poll `fd` (registered once): when it is readable the loop drains it and
+   * calls `callback` (microtasks run right after). Unreferenced until {@link Native.fdWatchRef}.
+   * Returns the watch id.
    */
-  waitAsync(
-    handle: number,
-    byteOffset: number,
-    expected: number,
-    timeoutMs: number,
-    keepAlive: boolean,
-    callback: WaitCallback,
-  ): number;
-  /**
-   * Cancels an async wait not yet delivered; true if there was one. Not `quiet`: its callback then
-   * reports Cancelled. `quiet`: its callback never runs.
-   */
-  waitCancel(id: number, quiet: boolean): boolean;
+  fdWatch(fd: number, callback: () => void): number;
+  /** Whether the watch keeps the event loop alive (no syscall). */
+  fdWatchRef(id: number, ref: boolean): void;
+  /** Stops a watch: its callback never runs again. The fd stays open. */
+  fdUnwatch(id: number): void;
   /** sched_yield(2). */
   schedYield(): void;
 }

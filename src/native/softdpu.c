@@ -1,18 +1,21 @@
 /*
- * softdpu native layer: shared-memory segments and futex waits, nothing else.
+ * softdpu native layer: shared-memory segments, doorbells and futex waits, nothing else.
  *
- * Node cannot map shared memory across processes, cannot sleep on a futex that another process wakes
- * (Atomics.wait only sees waiters of its own isolate group) and cannot call sched_yield. Everything
- * else (naming, layouts, protocols) lives in TypeScript. The declarations are in native.ts.
+ * Node cannot map shared memory across processes, cannot watch a file descriptor it did not open as a
+ * socket or pipe stream, cannot sleep on a futex that another process wakes (Atomics.wait only sees
+ * waiters of its own isolate group) and cannot call sched_yield. Everything else (naming, layouts,
+ * protocols) lives in TypeScript. The declarations are in native.ts.
  *
  * Segments: memfd mappings handed to JS as external (non-shared) ArrayBuffers. Bulk copies into a
  * non-shared buffer run at memcpy speed; Atomics still work on it and are exact across processes.
  * close() detaches the ArrayBuffer before munmap, because an access through a live view of an unmapped
  * region is a SIGSEGV.
  *
- * Async waits: one waiter thread per process (never the libuv pool, which fs shares) sleeps in
- * futex_waitv on every registered word plus a private control word, and reports through a
- * threadsafe function per env. The tsfn is referenced only while a waiter asked to keep the loop alive.
+ * Doorbells (docs/wakeup.md): a progress engine sleeps on the read end of a pipe that its own thread's
+ * event loop polls (uv_poll, registered once for the engine's life); a peer in any process or thread
+ * rings it with one write(2) on the write end, which it opened once through /proc/<pid>/fd/<n>. When
+ * the pipe becomes readable the loop drains it and calls the engine's callback directly: one kernel
+ * event per wake-up, no helper thread. The protocol that decides when to ring is TypeScript.
  */
 #define _GNU_SOURCE
 #define NAPI_VERSION 8
@@ -21,7 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
-#include <pthread.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -33,23 +36,11 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include <uv.h>
 
-#ifndef SYS_futex_waitv
-#define SYS_futex_waitv 449
-#endif
-#ifndef FUTEX_32
-#define FUTEX_32 2
-struct futex_waitv {
-  uint64_t val;
-  uint64_t uaddr;
-  uint32_t flags;
-  uint32_t __reserved;
-};
-#endif
-#define WAITV_MAX 128 /* kernel limit; one slot is the control word */
 #define MAX_SEGMENT_SIZE ((uint64_t)4 << 30)
 
-enum { WAIT_OK = 0, WAIT_NOT_EQUAL = 1, WAIT_TIMED_OUT = 2, WAIT_CANCELLED = 3 };
+enum { WAIT_OK = 0, WAIT_NOT_EQUAL = 1, WAIT_TIMED_OUT = 2 };
 
 typedef struct segment {
   uint8_t *base;
@@ -62,37 +53,27 @@ typedef struct segment {
 
 typedef struct env_data env_data_t;
 
-typedef struct wait_entry {
-  double id;
+/* A doorbell's read end polled by the loop of the thread that made the watch. */
+typedef struct fd_watch {
+  uv_poll_t poll;
   env_data_t *owner;
-  uint32_t *addr;
-  uint32_t expected;
-  int64_t deadline_ns; /* CLOCK_MONOTONIC, -1 = none */
-  uint32_t slot, gen; /* the segment the word lives in */
-  int keep_alive;
-  int result;
+  double id;
+  int fd;
+  int closing;
   napi_ref callback;
-  struct wait_entry *next;
-} wait_entry_t;
+  napi_async_context async;
+  struct fd_watch *next;
+} fd_watch_t;
 
 struct env_data {
   napi_env env;
   segment_t *segs;
   uint32_t nsegs;
-  napi_threadsafe_function tsfn;
-  uint32_t keep_alive_waits; /* JS thread only */
-  int tsfn_referenced;       /* JS thread only */
-  wait_entry_t *done;        /* g_mu */
-  int notify_pending;        /* g_mu */
-  double next_wait_id;       /* JS thread only */
+  fd_watch_t *watches;
+  double next_watch_id;
+  uint32_t closing; /* watches whose uv_close has not called back yet */
+  napi_async_cleanup_hook_handle cleanup;
 };
-
-/* Process-wide waiter thread state, shared by the main thread and every worker env. */
-static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
-static int g_thread_started;
-static uint32_t g_ctl; /* bumped and woken whenever the pending list changes */
-static wait_entry_t *g_pending;
-static uint32_t g_npending;
 
 /* ---------- helpers ---------- */
 
@@ -110,11 +91,6 @@ static int64_t deadline_from_ms(double timeout_ms) {
 
 static long futex(uint32_t *addr, int op, uint32_t val, const struct timespec *ts, uint32_t val3) {
   return syscall(SYS_futex, addr, op, val, ts, NULL, val3);
-}
-
-static void ctl_kick(void) { /* g_mu held */
-  __atomic_add_fetch(&g_ctl, 1, __ATOMIC_SEQ_CST);
-  futex(&g_ctl, FUTEX_WAKE_PRIVATE, 1, NULL, 0);
 }
 
 #define NAPI_CALL(env, call)                                         \
@@ -214,14 +190,8 @@ static uint32_t alloc_slot(env_data_t *ed) {
   return ed->nsegs++;
 }
 
-/* Removes every pending async wait on [base, base+size) so the thread never touches unmapped memory;
- * their callbacks report WAIT_CANCELLED. Caller holds g_mu. */
-static void cancel_range_locked(env_data_t *ed, uint8_t *base, size_t size);
-
 static void unmap_segment(env_data_t *ed, segment_t *s) {
-  pthread_mutex_lock(&g_mu);
-  cancel_range_locked(ed, s->base, s->size);
-  pthread_mutex_unlock(&g_mu);
+  (void)ed;
   munmap(s->base, s->size);
   if (s->fd >= 0) close(s->fd);
   s->fd = -1;
@@ -333,25 +303,13 @@ static napi_value segment_open(napi_env env, napi_callback_info info) {
   return publish_segment(env, env_data(env), base, (size_t)st.st_size, -1);
 }
 
-/* Async waits the waiter thread still holds on a segment (completed or cancelled ones no longer count). */
-static uint32_t pending_on(env_data_t *ed, uint32_t slot, uint32_t gen) {
-  uint32_t n = 0;
-  pthread_mutex_lock(&g_mu);
-  for (wait_entry_t *e = g_pending; e; e = e->next)
-    if (e->owner == ed && e->slot == slot && e->gen == gen) n++;
-  pthread_mutex_unlock(&g_mu);
-  return n;
-}
-
-/* segmentClose(handle): refused while async waits are in flight on it. */
+/* segmentClose(handle) */
 static napi_value segment_close(napi_env env, napi_callback_info info) {
   napi_value argv[1];
   if (!get_args(env, info, 1, argv)) return NULL;
   env_data_t *ed = env_data(env);
   segment_t *s = lookup(env, ed, argv[0]);
   if (!s) return NULL;
-  uint32_t waits = pending_on(ed, (uint32_t)(s - ed->segs), s->gen);
-  if (waits > 0) return throw_code(env, "ERR_SOFTDPU_BUSY", "segment has %u async waits in flight", waits);
   napi_value ab;
   if (s->buffer && napi_get_reference_value(env, s->buffer, &ab) == napi_ok && ab != NULL)
     NAPI_CALL(env, napi_detach_arraybuffer(env, ab));
@@ -415,303 +373,267 @@ static napi_value sched_yield_js(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-/* ---------- async waits: the waiter thread ---------- */
+/* ---------- doorbells ---------- */
 
-static void complete_locked(wait_entry_t *e, int result) {
-  e->result = result;
-  env_data_t *ed = e->owner;
-  e->next = ed->done;
-  ed->done = e;
-  if (!ed->notify_pending && ed->tsfn) {
-    ed->notify_pending = 1;
-    napi_call_threadsafe_function(ed->tsfn, NULL, napi_tsfn_nonblocking);
+static int get_fd(napi_env env, napi_value v, int *out) {
+  int32_t fd;
+  if (napi_get_value_int32(env, v, &fd) != napi_ok || fd < 0) {
+    throw_code(env, "ERR_SOFTDPU_ARGS", "fd must be a non-negative integer");
+    return 0;
   }
+  *out = fd;
+  return 1;
 }
 
-static void cancel_range_locked(env_data_t *ed, uint8_t *base, size_t size) {
-  wait_entry_t **pp = &g_pending;
-  int removed = 0;
-  while (*pp) {
-    wait_entry_t *e = *pp;
-    if (e->owner == ed && (uint8_t *)e->addr >= base && (uint8_t *)e->addr < base + size) {
-      *pp = e->next;
-      g_npending--;
-      complete_locked(e, WAIT_CANCELLED);
-      removed = 1;
-    } else {
-      pp = &e->next;
-    }
+/* pipeCreate() -> { readFd, writeFd, inode }: both ends non-blocking and close-on-exec. */
+static napi_value pipe_create(napi_env env, napi_callback_info info) {
+  (void)info;
+  int fds[2];
+  if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) != 0) return throw_errno(env, "pipe2", errno);
+  struct stat st;
+  if (fstat(fds[0], &st) != 0) {
+    int e = errno;
+    close(fds[0]);
+    close(fds[1]);
+    return throw_errno(env, "fstat", e);
   }
-  if (removed) ctl_kick();
+  napi_value out;
+  napi_create_object(env, &out);
+  napi_set_named_property(env, out, "readFd", make_number(env, fds[0]));
+  napi_set_named_property(env, out, "writeFd", make_number(env, fds[1]));
+  napi_set_named_property(env, out, "inode", make_number(env, (double)st.st_ino));
+  return out;
 }
 
-/* One pass: completes entries whose word changed or whose deadline passed; returns how many were
- * completed and fills the futex_waitv vector and the nearest deadline. */
-static int scan_locked(struct futex_waitv *wv, uint32_t *nwv, int64_t *nearest, uint32_t ctl_seen) {
-  int64_t now = now_ns();
-  int completed = 0;
-  *nearest = -1;
-  wv[0].val = ctl_seen;
-  wv[0].uaddr = (uintptr_t)&g_ctl;
-  wv[0].flags = FUTEX_32 | FUTEX_PRIVATE_FLAG;
-  wv[0].__reserved = 0;
-  *nwv = 1;
-  wait_entry_t **pp = &g_pending;
-  while (*pp) {
-    wait_entry_t *e = *pp;
-    uint32_t cur = __atomic_load_n(e->addr, __ATOMIC_SEQ_CST);
-    int result = -1;
-    if (cur != e->expected) result = WAIT_OK;
-    else if (e->deadline_ns >= 0 && e->deadline_ns <= now) result = WAIT_TIMED_OUT;
-    if (result >= 0) {
-      *pp = e->next;
-      g_npending--;
-      complete_locked(e, result);
-      completed++;
-      continue;
-    }
-    if (*nwv < WAITV_MAX) {
-      wv[*nwv].val = e->expected;
-      wv[*nwv].uaddr = (uintptr_t)e->addr;
-      wv[*nwv].flags = FUTEX_32;
-      wv[*nwv].__reserved = 0;
-      (*nwv)++;
-    }
-    if (e->deadline_ns >= 0 && (*nearest < 0 || e->deadline_ns < *nearest)) *nearest = e->deadline_ns;
-    pp = &e->next;
-  }
-  return completed;
-}
-
-static void *waiter_main(void *arg) {
-  (void)arg;
-  static struct futex_waitv wv[WAITV_MAX];
-  int have_waitv = 1;
-  for (;;) {
-    uint32_t nwv;
-    int64_t nearest;
-    pthread_mutex_lock(&g_mu);
-    uint32_t ctl_seen = __atomic_load_n(&g_ctl, __ATOMIC_SEQ_CST);
-    scan_locked(wv, &nwv, &nearest, ctl_seen);
-    int poll = !have_waitv || g_npending >= WAITV_MAX; /* more words than futex_waitv takes */
-    pthread_mutex_unlock(&g_mu);
-    if (poll) {
-      struct timespec ts = {0, 100000}; /* 100 us */
-      if (nwv > 1) nanosleep(&ts, NULL);
-      else futex(&g_ctl, FUTEX_WAIT_PRIVATE, ctl_seen, NULL, 0);
-      continue;
-    }
-    struct timespec ts, *tsp = NULL;
-    if (nearest >= 0) {
-      ts.tv_sec = nearest / 1000000000LL;
-      ts.tv_nsec = nearest % 1000000000LL;
-      tsp = &ts;
-    }
-    long r = syscall(SYS_futex_waitv, wv, nwv, 0, tsp, CLOCK_MONOTONIC);
-    if (r < 0 && errno == ENOSYS) have_waitv = 0;
-    /* A woken word is detected by the next scan: every protocol changes the word before it wakes. A
-     * wake without a change is only a hint and is re-armed, which is what a futex waiter expects. */
-  }
-  return NULL;
-}
-
-static void deliver(napi_env env, napi_value js_cb, void *context, void *data) {
-  (void)js_cb;
-  (void)data;
-  env_data_t *ed = context;
-  if (!env) return; /* torn down: env_cleanup already freed every entry */
-  pthread_mutex_lock(&g_mu);
-  wait_entry_t *list = ed->done;
-  ed->done = NULL;
-  ed->notify_pending = 0;
-  pthread_mutex_unlock(&g_mu);
-  /* Completion order is the order of registration within one batch. */
-  wait_entry_t *rev = NULL;
-  while (list) {
-    wait_entry_t *n = list->next;
-    list->next = rev;
-    rev = list;
-    list = n;
-  }
-  while (rev) {
-    wait_entry_t *e = rev;
-    rev = e->next;
-    if (e->keep_alive && --ed->keep_alive_waits == 0 && ed->tsfn_referenced) {
-      napi_unref_threadsafe_function(env, ed->tsfn);
-      ed->tsfn_referenced = 0;
-    }
-    napi_value cb, undef, argv[2];
-    napi_get_undefined(env, &undef);
-    if (napi_get_reference_value(env, e->callback, &cb) == napi_ok && cb) {
-      argv[0] = make_number(env, e->result);
-      argv[1] = make_number(env, e->id);
-      if (napi_call_function(env, undef, cb, 2, argv, NULL) == napi_pending_exception) {
-        napi_value exc;
-        napi_get_and_clear_last_exception(env, &exc);
-        napi_fatal_exception(env, exc);
-      }
-    }
-    napi_delete_reference(env, e->callback);
-    free(e);
-  }
-}
-
-static int ensure_thread(napi_env env, env_data_t *ed) {
-  if (!ed->tsfn) {
-    napi_value name;
-    napi_create_string_utf8(env, "softdpu-waiter", NAPI_AUTO_LENGTH, &name);
-    if (napi_create_threadsafe_function(env, NULL, NULL, name, 0, 1, NULL, NULL, ed, deliver, &ed->tsfn) !=
-        napi_ok) {
-      throw_code(env, "ERR_SOFTDPU_NAPI", "cannot create the waiter's threadsafe function");
-      return 0;
-    }
-    napi_unref_threadsafe_function(env, ed->tsfn);
-  }
-  pthread_mutex_lock(&g_mu);
-  int ok = 1;
-  if (!g_thread_started) {
-    pthread_t t;
-    pthread_attr_t a;
-    pthread_attr_init(&a);
-    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&a, 256 * 1024);
-    ok = pthread_create(&t, &a, waiter_main, NULL) == 0;
-    pthread_attr_destroy(&a);
-    g_thread_started = ok;
-  }
-  pthread_mutex_unlock(&g_mu);
-  if (!ok) throw_code(env, "ERR_SOFTDPU_OS", "cannot start the waiter thread");
-  return ok;
-}
-
-/* waitAsync(handle, byteOffset, expected, timeoutMs, keepAlive, callback(result, id)) -> id */
-static napi_value wait_async(napi_env env, napi_callback_info info) {
-  napi_value argv[6];
-  if (!get_args(env, info, 6, argv)) return NULL;
-  env_data_t *ed = env_data(env);
-  segment_t *s = lookup(env, ed, argv[0]);
-  if (!s) return NULL;
-  uint32_t *addr = word_at(env, s, argv[1]);
-  if (!addr) return NULL;
-  uint32_t expected;
-  double timeout_ms;
-  bool keep_alive;
-  napi_valuetype t;
-  if (napi_get_value_uint32(env, argv[2], &expected) != napi_ok)
-    return throw_code(env, "ERR_SOFTDPU_ARGS", "expected must be a uint32");
-  if (!get_double(env, argv[3], "timeoutMs", &timeout_ms)) return NULL;
-  if (napi_get_value_bool(env, argv[4], &keep_alive) != napi_ok)
-    return throw_code(env, "ERR_SOFTDPU_ARGS", "keepAlive must be a boolean");
-  if (napi_typeof(env, argv[5], &t) != napi_ok || t != napi_function)
-    return throw_code(env, "ERR_SOFTDPU_ARGS", "callback must be a function");
-  if (!ensure_thread(env, ed)) return NULL;
-  wait_entry_t *e = calloc(1, sizeof *e);
-  if (!e) return throw_code(env, "ERR_SOFTDPU_OS", "out of memory");
-  e->id = ++ed->next_wait_id;
-  e->owner = ed;
-  e->addr = addr;
-  e->expected = expected;
-  e->deadline_ns = deadline_from_ms(timeout_ms);
-  e->slot = (uint32_t)(s - ed->segs);
-  e->gen = s->gen;
-  e->keep_alive = keep_alive;
-  napi_create_reference(env, argv[5], 1, &e->callback);
-  if (keep_alive && ed->keep_alive_waits++ == 0 && !ed->tsfn_referenced) {
-    napi_ref_threadsafe_function(env, ed->tsfn);
-    ed->tsfn_referenced = 1;
-  }
-  pthread_mutex_lock(&g_mu);
-  e->next = g_pending;
-  g_pending = e;
-  g_npending++;
-  ctl_kick();
-  pthread_mutex_unlock(&g_mu);
-  return make_number(env, e->id);
-}
-
-/* Frees an entry on the JS thread without delivering it (quiet cancel). */
-static void drop_entry(napi_env env, env_data_t *ed, wait_entry_t *e) {
-  if (e->keep_alive && --ed->keep_alive_waits == 0 && ed->tsfn_referenced) {
-    napi_unref_threadsafe_function(env, ed->tsfn);
-    ed->tsfn_referenced = 0;
-  }
-  napi_delete_reference(env, e->callback);
-  free(e);
-}
-
-/* Unlinks the entry `id` of `ed` from `*list`, or returns NULL. g_mu held. */
-static wait_entry_t *unlink_id_locked(wait_entry_t **list, env_data_t *ed, double id) {
-  for (wait_entry_t **pp = list; *pp; pp = &(*pp)->next) {
-    wait_entry_t *e = *pp;
-    if (e->owner == ed && e->id == id) {
-      *pp = e->next;
-      return e;
-    }
-  }
-  return NULL;
-}
-
-/*
- * waitCancel(id, quiet) -> true if the wait had not been delivered yet. Not quiet: its callback then
- * reports cancelled (even if the waiter thread had already completed it). Quiet: the callback never
- * runs. The waiter thread is not woken: a word it still watches only costs one spurious rescan.
- */
-static napi_value wait_cancel(napi_env env, napi_callback_info info) {
+/* pipeOpen(path, inode) -> fd: a doorbell's write end, opened through /proc/<pid>/fd/<n>. Anything but a
+ * pipe with that inode (a reused fd, a forged reference) is NOT_FOUND, so a ring never writes elsewhere. */
+static napi_value pipe_open(napi_env env, napi_callback_info info) {
   napi_value argv[2];
   if (!get_args(env, info, 2, argv)) return NULL;
-  double id;
-  bool quiet;
-  if (!get_double(env, argv[0], "id", &id)) return NULL;
-  if (napi_get_value_bool(env, argv[1], &quiet) != napi_ok)
-    return throw_code(env, "ERR_SOFTDPU_ARGS", "quiet must be a boolean");
-  env_data_t *ed = env_data(env);
-  pthread_mutex_lock(&g_mu);
-  wait_entry_t *e = unlink_id_locked(&g_pending, ed, id);
-  int pending = e != NULL;
-  if (pending) g_npending--;
-  else e = unlink_id_locked(&ed->done, ed, id);
-  int found = e != NULL;
-  if (e && !quiet) {
-    complete_locked(e, WAIT_CANCELLED);
-    e = NULL;
+  char path[256];
+  size_t len = 0;
+  if (napi_get_value_string_utf8(env, argv[0], path, sizeof path, &len) != napi_ok || len == 0 ||
+      len >= sizeof path - 1)
+    return throw_code(env, "ERR_SOFTDPU_ARGS", "path must be a non-empty string shorter than 254 bytes");
+  double inode;
+  if (!get_double(env, argv[1], "inode", &inode)) return NULL;
+  int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    int e = errno;
+    return throw_code(env, e == ENOENT || e == ENXIO ? "ERR_SOFTDPU_NOT_FOUND" : "ERR_SOFTDPU_OS", "open %s failed: %s",
+                      path, strerror(e));
   }
-  pthread_mutex_unlock(&g_mu);
-  if (e) drop_entry(env, ed, e);
-  napi_value out;
-  napi_get_boolean(env, found, &out);
-  return out;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode) || (double)st.st_ino != inode) {
+    close(fd);
+    return throw_code(env, "ERR_SOFTDPU_NOT_FOUND", "%s is not the doorbell pipe %.0f", path, inode);
+  }
+  return make_number(env, fd);
+}
+
+/* pipeRing(fd) -> 0 rung, 1 already rung (the pipe holds unread bytes), 2 nobody reads any more. */
+static napi_value pipe_ring(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  int fd;
+  if (!get_args(env, info, 1, argv) || !get_fd(env, argv[0], &fd)) return NULL;
+  static const uint8_t bell = 0x42;
+  for (;;) {
+    if (write(fd, &bell, 1) == 1) return make_number(env, 0);
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN) return make_number(env, 1);
+    if (errno == EPIPE) return make_number(env, 2);
+    return throw_errno(env, "doorbell write", errno);
+  }
+}
+
+static size_t drain(int fd) {
+  uint8_t buf[256];
+  size_t total = 0;
+  for (;;) {
+    ssize_t r = read(fd, buf, sizeof buf);
+    if (r > 0) {
+      total += (size_t)r;
+      if ((size_t)r < sizeof buf) return total;
+    } else if (r < 0 && errno == EINTR) {
+      continue;
+    } else {
+      return total;
+    }
+  }
+}
+
+/* pipeDrain(fd) -> bytes read (the fd is non-blocking). */
+static napi_value pipe_drain(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  int fd;
+  if (!get_args(env, info, 1, argv) || !get_fd(env, argv[0], &fd)) return NULL;
+  return make_number(env, (double)drain(fd));
+}
+
+/* fdPoll(fd, timeoutMs) -> 0 readable, 2 timed out: a blocking wait for a thread that has no event loop
+ * to spare (poll(2), EINTR-safe against an absolute deadline). */
+static napi_value fd_poll(napi_env env, napi_callback_info info) {
+  napi_value argv[2];
+  int fd;
+  double timeout_ms;
+  if (!get_args(env, info, 2, argv) || !get_fd(env, argv[0], &fd)) return NULL;
+  if (!get_double(env, argv[1], "timeoutMs", &timeout_ms)) return NULL;
+  int64_t deadline = deadline_from_ms(timeout_ms);
+  for (;;) {
+    int ms = -1;
+    if (deadline >= 0) {
+      int64_t left = deadline - now_ns();
+      ms = left <= 0 ? 0 : (int)((left + 999999) / 1000000 > INT32_MAX ? INT32_MAX : (left + 999999) / 1000000);
+    }
+    struct pollfd p = {fd, POLLIN, 0};
+    int r = poll(&p, 1, ms);
+    if (r > 0) return make_number(env, WAIT_OK);
+    if (r == 0) return make_number(env, WAIT_TIMED_OUT);
+    if (errno != EINTR) return throw_errno(env, "poll", errno);
+  }
+}
+
+/* fdClose(fd) */
+static napi_value fd_close(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  int fd;
+  if (!get_args(env, info, 1, argv) || !get_fd(env, argv[0], &fd)) return NULL;
+  if (close(fd) != 0 && errno != EINTR) return throw_errno(env, "close", errno);
+  return NULL;
+}
+
+static void watch_closed(uv_handle_t *h) {
+  fd_watch_t *w = h->data;
+  env_data_t *ed = w->owner;
+  ed->closing--;
+  free(w);
+  if (ed->closing == 0 && ed->cleanup) {
+    napi_async_cleanup_hook_handle handle = ed->cleanup;
+    ed->cleanup = NULL;
+    napi_remove_async_cleanup_hook(handle);
+  }
+}
+
+/* Unlinks a watch and closes its poll handle; the memory goes once libuv has let go of it. */
+static void watch_stop(napi_env env, fd_watch_t *w) {
+  env_data_t *ed = w->owner;
+  for (fd_watch_t **pp = &ed->watches; *pp; pp = &(*pp)->next)
+    if (*pp == w) {
+      *pp = w->next;
+      break;
+    }
+  w->closing = 1;
+  if (env) {
+    napi_delete_reference(env, w->callback);
+    napi_async_destroy(env, w->async);
+  }
+  uv_poll_stop(&w->poll);
+  ed->closing++;
+  uv_close((uv_handle_t *)&w->poll, watch_closed);
+}
+
+static void on_readable(uv_poll_t *h, int status, int events) {
+  (void)events;
+  fd_watch_t *w = h->data;
+  if (w->closing) return;
+  if (status == 0) drain(w->fd);
+  napi_env env = w->owner->env;
+  napi_handle_scope scope;
+  if (napi_open_handle_scope(env, &scope) != napi_ok) return;
+  napi_value cb, recv, result;
+  napi_get_global(env, &recv); /* napi_make_callback wants an object as `this` */
+  if (napi_get_reference_value(env, w->callback, &cb) == napi_ok && cb &&
+      napi_make_callback(env, w->async, recv, cb, 0, NULL, &result) == napi_pending_exception) {
+    napi_value exc;
+    napi_get_and_clear_last_exception(env, &exc);
+    napi_fatal_exception(env, exc);
+  }
+  napi_close_handle_scope(env, scope);
+}
+
+static fd_watch_t *find_watch(napi_env env, env_data_t *ed, napi_value idv) {
+  double id;
+  if (!get_double(env, idv, "watch id", &id)) return NULL;
+  for (fd_watch_t *w = ed->watches; w; w = w->next)
+    if (w->id == id) return w;
+  throw_code(env, "ERR_SOFTDPU_HANDLE", "unknown watch %g", id);
+  return NULL;
+}
+
+/* fdWatch(fd, callback) -> id: this thread's event loop polls `fd`; when it is readable, the loop drains
+ * it and runs callback() (microtasks run right after, as for any I/O callback). The watch starts
+ * unreferenced: it keeps the loop alive only while fdWatchRef(id, true). */
+static napi_value fd_watch(napi_env env, napi_callback_info info) {
+  napi_value argv[2];
+  int fd;
+  if (!get_args(env, info, 2, argv) || !get_fd(env, argv[0], &fd)) return NULL;
+  napi_valuetype t;
+  if (napi_typeof(env, argv[1], &t) != napi_ok || t != napi_function)
+    return throw_code(env, "ERR_SOFTDPU_ARGS", "callback must be a function");
+  env_data_t *ed = env_data(env);
+  uv_loop_t *loop;
+  NAPI_CALL(env, napi_get_uv_event_loop(env, &loop));
+  fd_watch_t *w = calloc(1, sizeof *w);
+  if (!w) return throw_code(env, "ERR_SOFTDPU_OS", "out of memory");
+  int r = uv_poll_init(loop, &w->poll, fd);
+  if (r != 0) {
+    free(w);
+    return throw_code(env, "ERR_SOFTDPU_OS", "uv_poll_init failed: %s", uv_strerror(r));
+  }
+  w->poll.data = w;
+  w->owner = ed;
+  w->fd = fd;
+  w->id = ++ed->next_watch_id;
+  napi_value name;
+  napi_create_string_utf8(env, "softdpu-doorbell", NAPI_AUTO_LENGTH, &name);
+  napi_create_reference(env, argv[1], 1, &w->callback);
+  napi_async_init(env, NULL, name, &w->async);
+  uv_unref((uv_handle_t *)&w->poll);
+  w->next = ed->watches;
+  ed->watches = w;
+  r = uv_poll_start(&w->poll, UV_READABLE, on_readable);
+  if (r != 0) {
+    watch_stop(env, w);
+    return throw_code(env, "ERR_SOFTDPU_OS", "uv_poll_start failed: %s", uv_strerror(r));
+  }
+  return make_number(env, w->id);
+}
+
+/* fdWatchRef(id, ref): whether the watch keeps the event loop alive (no syscall). */
+static napi_value fd_watch_ref(napi_env env, napi_callback_info info) {
+  napi_value argv[2];
+  if (!get_args(env, info, 2, argv)) return NULL;
+  fd_watch_t *w = find_watch(env, env_data(env), argv[0]);
+  if (!w) return NULL;
+  bool ref;
+  if (napi_get_value_bool(env, argv[1], &ref) != napi_ok) return throw_code(env, "ERR_SOFTDPU_ARGS", "ref must be a boolean");
+  if (ref) uv_ref((uv_handle_t *)&w->poll);
+  else uv_unref((uv_handle_t *)&w->poll);
+  return NULL;
+}
+
+/* fdUnwatch(id): the callback never runs again; the fd stays open (the caller owns it). */
+static napi_value fd_unwatch(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  if (!get_args(env, info, 1, argv)) return NULL;
+  fd_watch_t *w = find_watch(env, env_data(env), argv[0]);
+  if (!w) return NULL;
+  watch_stop(env, w);
+  return NULL;
 }
 
 /* ---------- env lifecycle ---------- */
 
-static void env_cleanup(void *arg) {
+/* The env goes away (a worker ends, or the process): its watches' poll handles must be closed before the
+ * loop is, so the cleanup is asynchronous and finishes in watch_closed. */
+static void env_cleanup(napi_async_cleanup_hook_handle handle, void *arg) {
   env_data_t *ed = arg;
-  pthread_mutex_lock(&g_mu);
-  wait_entry_t **pp = &g_pending;
-  while (*pp) {
-    wait_entry_t *e = *pp;
-    if (e->owner == ed) {
-      *pp = e->next;
-      g_npending--;
-      e->next = ed->done;
-      ed->done = e;
-    } else {
-      pp = &e->next;
-    }
+  ed->cleanup = handle;
+  while (ed->watches) watch_stop(NULL, ed->watches);
+  if (ed->closing == 0) {
+    ed->cleanup = NULL;
+    napi_remove_async_cleanup_hook(handle);
   }
-  wait_entry_t *done = ed->done;
-  ed->done = NULL;
-  napi_threadsafe_function tsfn = ed->tsfn;
-  ed->tsfn = NULL;
-  ctl_kick();
-  pthread_mutex_unlock(&g_mu);
-  while (done) {
-    wait_entry_t *n = done->next;
-    napi_delete_reference(ed->env, done->callback);
-    free(done);
-    done = n;
-  }
-  if (tsfn) napi_release_threadsafe_function(tsfn, napi_tsfn_abort);
 }
 
 static void env_finalize(napi_env env, void *data, void *hint) {
@@ -729,15 +651,22 @@ static napi_value init(napi_env env, napi_value exports) {
   if (!ed) return throw_code(env, "ERR_SOFTDPU_OS", "out of memory");
   ed->env = env;
   NAPI_CALL(env, napi_set_instance_data(env, ed, env_finalize, NULL));
-  NAPI_CALL(env, napi_add_env_cleanup_hook(env, env_cleanup, ed));
+  NAPI_CALL(env, napi_add_async_cleanup_hook(env, env_cleanup, ed, NULL));
   napi_property_descriptor props[] = {
       {"segmentCreate", NULL, segment_create, NULL, NULL, NULL, napi_enumerable, NULL},
       {"segmentOpen", NULL, segment_open, NULL, NULL, NULL, napi_enumerable, NULL},
       {"segmentClose", NULL, segment_close, NULL, NULL, NULL, napi_enumerable, NULL},
       {"futexWait", NULL, futex_wait, NULL, NULL, NULL, napi_enumerable, NULL},
       {"futexWake", NULL, futex_wake, NULL, NULL, NULL, napi_enumerable, NULL},
-      {"waitAsync", NULL, wait_async, NULL, NULL, NULL, napi_enumerable, NULL},
-      {"waitCancel", NULL, wait_cancel, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"pipeCreate", NULL, pipe_create, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"pipeOpen", NULL, pipe_open, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"pipeRing", NULL, pipe_ring, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"pipeDrain", NULL, pipe_drain, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"fdPoll", NULL, fd_poll, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"fdClose", NULL, fd_close, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"fdWatch", NULL, fd_watch, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"fdWatchRef", NULL, fd_watch_ref, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"fdUnwatch", NULL, fd_unwatch, NULL, NULL, NULL, napi_enumerable, NULL},
       {"schedYield", NULL, sched_yield_js, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   NAPI_CALL(env, napi_define_properties(env, exports, sizeof props / sizeof props[0], props));

@@ -1,33 +1,29 @@
 /**
  * A sync event as a context (`doca_sync_event_as_ctx`): the asynchronous tasks on a progress engine.
- * Wait tasks complete inside `progress()` once their condition holds; an engine in notification mode
- * announces itself as a waiter in the event's control block and sleeps on its bell, so a waiting process
- * burns no CPU and an update wakes it. Task configuration after start is NOT_PERMITTED, as in DOCA.
+ * Wait tasks complete inside `progress()` once their condition holds. While waits are pending the context
+ * is listed in the event's waiter table (layout.ts) with its engine's bell, so an update rings it and a
+ * sleeping process burns no CPU. Task configuration after start is NOT_PERMITTED, as in DOCA.
  */
-import { Context, CtxState } from '../core/ctx.js';
+import { Context, CtxState, type WakeSource } from '../core/ctx.js';
 import { DocaError } from '../core/error.js';
 import type { Task, TaskCompletionCb } from '../core/task.js';
-import { WakeSet } from '../fabric/wake-set.js';
+import type { BellRef } from '../fabric/doorbell.js';
+import { watchProcess } from '../fabric/liveness.js';
 import { checkTaskMask, holds, toMask, toU64 } from './condition.js';
-import { ringIfWaiting, SE_BELL, SE_WAITERS } from './layout.js';
+import { WAITER_CAPACITY } from './layout.js';
 import type { SyncEvent } from './sync-event.js';
 import { SyncEventTaskGet, SyncEventTaskNotifyAdd, SyncEventTaskNotifySet, type SyncEventTaskWait, SyncEventTaskWaitEq, SyncEventTaskWaitNeq } from './tasks.js';
 
 /** Task pools may hold up to this many tasks of each kind. */
 const MAX_TASKS = 1 << 16;
-/**
- * A sleeping importer also wakes this often: an exporter that dies cannot ring the bell, so this bounds
- * how long a wait on a dead event sleeps before the context fails (a few wake-ups a second cost nothing).
- */
-const IMPORTED_HEARTBEAT_MS = 200;
-/** With no wait pending, an imported handle's exporter is looked at once per this many polls. */
-const IDLE_CHECK_EVERY = 1024;
-
-export class SyncEventContext extends Context {
+export class SyncEventContext extends Context implements WakeSource {
   private waits: SyncEventTaskWait[] = [];
-  private announced = false;
-  private polls = 0;
-  private readonly wakes = new WakeSet(() => this.pe?._signal());
+  private bellRef: BellRef | undefined;
+  private unwatchExporter: () => void = () => {};
+  /** @internal */
+  _bit = -1;
+  /** @internal */
+  _ready = false;
 
   /** @internal use `event.asCtx()`. */
   constructor(readonly event: SyncEvent) {
@@ -107,13 +103,13 @@ export class SyncEventContext extends Context {
   /** @internal */
   _set(value: bigint): void {
     Atomics.store(this.event._values('doca_task_submit'), this.event._valueIndex, value);
-    ringIfWaiting(this.event._control!);
+    this.event._waiters!.ringIfWaiting();
   }
 
   /** @internal */
   _add(value: bigint): bigint {
     const before = Atomics.add(this.event._values('doca_task_submit'), this.event._valueIndex, value);
-    ringIfWaiting(this.event._control!);
+    this.event._waiters!.ringIfWaiting();
     return before;
   }
 
@@ -122,9 +118,18 @@ export class SyncEventContext extends Context {
     this.completeTask(task);
   }
 
-  /** @internal a wait task was submitted: done at once if its condition holds, else watched. */
+  /**
+   * @internal a wait task was submitted: done at once if its condition holds, else watched. The context
+   * says it waits before its last look at the value, so an update in between rings it.
+   */
   _wait(task: SyncEventTaskWait): void {
-    if (holds(task.op, this._get(), task.getWaitVal(), task.getMask())) this.completeTask(task);
+    const met = () => holds(task.op, this._get(), task.getWaitVal(), task.getMask());
+    if (met()) return this.completeTask(task);
+    const call = 'doca_task_submit';
+    if (!this.event._waiters!.want(true, () => (this.bellRef ??= this.addSource(this, call)))) {
+      throw new DocaError('NO_MEMORY', call, `${WAITER_CAPACITY} engines already wait on this sync event`);
+    }
+    if (met()) this.completeTask(task);
     else this.waits.push(task);
   }
 
@@ -132,22 +137,27 @@ export class SyncEventContext extends Context {
 
   protected _doStart(): boolean {
     this.event._startCtx('doca_ctx_start');
+    const exporter = this.event._exporter;
+    // An exporter that dies cannot ring: the liveness cadence looks for it.
+    if (exporter) this.unwatchExporter = watchProcess(exporter, () => this._sourceReady(this));
     return true;
   }
 
   protected override _doStop(): void {
     this.waits = [];
+    this.event._waiters?.release();
+    this.unwatchExporter();
+    this.unwatchExporter = () => {};
   }
 
-  protected override _poll(): void {
-    if (this.getState() !== CtxState.RUNNING) return;
-    // Waits read the counter on every poll, so they check its exporter every time too.
-    const check = this.waits.length > 0 || ++this.polls % IDLE_CHECK_EVERY === 0;
-    if (check && this.event.isImported && !this.event._valid('doca_pe_progress')) {
+  /** @internal rung by updates (and by the event's end): completes the waits whose condition holds. */
+  _pollSource(): boolean {
+    if (this.getState() !== CtxState.RUNNING) return false;
+    if (this.event.isImported && !this.event._valid('doca_pe_progress')) {
       this.fail(new DocaError('NOT_CONNECTED', 'doca_sync_event', 'the exporting process destroyed the event or exited'));
-      return;
+      return false;
     }
-    if (this.waits.length === 0) return;
+    if (this.waits.length === 0) return false;
     const value = this.event._peek();
     let kept = 0;
     for (const task of this.waits) {
@@ -155,27 +165,8 @@ export class SyncEventContext extends Context {
       else this.waits[kept++] = task;
     }
     this.waits.length = kept;
-  }
-
-  override _arm(notify: () => void): boolean {
-    let work = super._arm(notify);
-    const control = this.event._control;
-    if (this.getState() !== CtxState.RUNNING || this.waits.length === 0 || !control || control.closed) return work;
-    Atomics.add(control.i32, SE_WAITERS / 4, 1);
-    this.announced = true;
-    this.wakes.add(control, SE_BELL, Atomics.load(control.i32, SE_BELL / 4), this.event.isImported ? IMPORTED_HEARTBEAT_MS : Infinity);
-    // Checked after announcing, so an update in between is not missed; a dead exporter is work too
-    // (the next poll fails the context).
-    if (this.event.isImported && !this.event._valid('doca_pe_request_notification')) return true;
-    const value = this.event._peek();
-    return work || this.waits.some((t) => holds(t.op, value, t.getWaitVal(), t.getMask()));
-  }
-
-  override _disarm(): void {
-    this.wakes.clear();
-    const control = this.event._control;
-    if (this.announced && control && !control.closed) Atomics.sub(control.i32, SE_WAITERS / 4, 1);
-    this.announced = false;
+    if (kept === 0) this.event._waiters!.want(false, () => this.bellRef!);
+    return false;
   }
 
   /** @internal the event is destroyed: leave the engine. */

@@ -1,37 +1,158 @@
 /**
- * A sync event's control block: one small segment per event, made by its creator.
+ * A sync event's control block: one small segment per event, made by its creator, and the table of
+ * engines that sleep waiting on it. docs/protocol.md is the specification.
  *
  *   64   u64 value (unless the program supplied the counter memory: set_addr / set_doca_buf)
- *   128  i32 sleeping waiters (engines in notification mode waiting on this event, any process)
- *   192  i32 bell (bumped and woken by an update when someone sleeps)
- *   196  i32 state (1 live, 2 destroyed by its creator)
+ *   128  i32 waiting: entries whose `wants` is set (updaters look at the table only when > 0)
+ *   132  i32 state (1 live, 2 destroyed by its creator)
+ *   136  u32 table capacity     140 i32 entries claimed so far (high-water mark)
+ *   192  waiter entries x 128 bytes:
+ *          +0 i32 state (0 free, 1 claimed)   +4 i32 wants (1 while its engine waits for a condition)
+ *          +8 i32 generation (bumped by every claim)   +12 u32 owner pid   +16 u32 owner thread id
+ *          +64 bell reference of the waiting context (fabric/doorbell.ts)
  *
- * Updates are atomics on the value; an updater rings the bell only when a waiter announced itself,
- * so the data path makes no syscall while nobody sleeps.
+ * An updater changes the value, then rings every entry that wants: no syscall unless that engine
+ * sleeps, none at all while nobody waits. A waiter claims an entry once per run of its context and
+ * flips `wants` as its waits come and go, announcing before it looks at the value a last time, so an
+ * update in between is never missed. Everything read from the table is checked; a bad entry is skipped.
  */
+import { threadId } from 'node:worker_threads';
+import { type BellRef, openRemoteBell, publishBellRef, readBellRef, releaseRemoteBell, type RemoteBell } from '../fabric/doorbell.js';
+import { self } from '../fabric/liveness.js';
 import { Segment, SEGMENT_HEADER_SIZE } from '../fabric/segment.js';
 
 export const SE_VALUE = 64;
-export const SE_WAITERS = 128;
-export const SE_BELL = 192;
-export const SE_STATE = 196;
-const SIZE = 256;
+const WAITING = 128 / 4;
+export const SE_STATE = 132;
+const OFF_CAPACITY = 136;
+const HIGH = 140 / 4;
+const TABLE = 192;
+const ENTRY_SIZE = 128;
+const E_STATE = 0;
+const E_WANTS = 4;
+const E_GEN = 8;
+const E_PID = 12;
+const E_THREAD = 16;
+const E_BELL = 64;
+/** Engines that can sleep on one event at the same time. */
+export const WAITER_CAPACITY = 128;
 export const SE_LIVE = 1;
 export const SE_DESTROYED = 2;
 
 export function createControl(): Segment {
-  const seg = Segment.create('syncevent', SIZE - SEGMENT_HEADER_SIZE);
+  const seg = Segment.create('syncevent', TABLE - SEGMENT_HEADER_SIZE + WAITER_CAPACITY * ENTRY_SIZE);
+  new DataView(seg.u8.buffer).setUint32(OFF_CAPACITY, WAITER_CAPACITY, true);
   Atomics.store(seg.i32, SE_STATE / 4, SE_LIVE);
   return seg;
 }
 
-/** Rings the bell: every sleeping waiter wakes and looks again. */
-export function ring(control: Segment): void {
-  Atomics.add(control.i32, SE_BELL / 4, 1);
-  control.wake(SE_BELL);
+interface Cached {
+  generation: number;
+  bell: RemoteBell;
+  bit: number;
 }
 
-/** Rings the bell if a waiter sleeps: call after every update. */
-export function ringIfWaiting(control: Segment): void {
-  if (Atomics.load(control.i32, SE_WAITERS / 4) > 0) ring(control);
+/** One handle's view of an event's waiter table: ringing the waiters, and being one. */
+export class Waiters {
+  private readonly i32: Int32Array;
+  private readonly capacity: number;
+  private readonly bells: (Cached | undefined)[] = [];
+  private entry = -1;
+  private wanting = false;
+
+  constructor(readonly control: Segment) {
+    this.i32 = control.i32;
+    const declared = new DataView(control.u8.buffer).getUint32(OFF_CAPACITY, true);
+    this.capacity = Math.min(declared, Math.floor((control.size - TABLE) / ENTRY_SIZE));
+  }
+
+  /** After an update: rings every engine that waits (a load, unless somebody does). */
+  ringIfWaiting(): void {
+    if (Atomics.load(this.i32, WAITING) > 0) this.ring(true);
+  }
+
+  /** Rings every claimed entry, waiting or not (the event is being destroyed). */
+  ringAll(): void {
+    this.ring(false);
+  }
+
+  /**
+   * Says that this context waits (`on`) or no longer does. The first time, it claims an entry for
+   * `bell`; false when the table is full (the caller reports it). Call before the last look at the value.
+   */
+  want(on: boolean, bell: () => BellRef): boolean {
+    if (on === this.wanting) return true;
+    if (on && this.entry < 0 && !this.claim(bell())) return false;
+    this.wanting = on;
+    Atomics.store(this.i32, this.at(this.entry, E_WANTS), on ? 1 : 0);
+    Atomics.add(this.i32, WAITING, on ? 1 : -1);
+    return true;
+  }
+
+  /** Gives the entry back (the context stops). */
+  release(): void {
+    if (this.entry < 0 || this.control.closed) return;
+    if (this.wanting) {
+      this.wanting = false;
+      Atomics.store(this.i32, this.at(this.entry, E_WANTS), 0);
+      Atomics.sub(this.i32, WAITING, 1);
+    }
+    Atomics.store(this.i32, this.at(this.entry, E_BELL), 0);
+    Atomics.store(this.i32, this.at(this.entry, E_STATE), 0);
+    this.entry = -1;
+  }
+
+  /** Lets go of every bell this handle opened. */
+  close(): void {
+    for (const c of this.bells) if (c) releaseRemoteBell(c.bell);
+    this.bells.length = 0;
+  }
+
+  private claim(ref: BellRef): boolean {
+    for (let i = 0; i < this.capacity; i++) {
+      if (Atomics.compareExchange(this.i32, this.at(i, E_STATE), 0, 1) !== 0) continue;
+      const base = TABLE + i * ENTRY_SIZE;
+      Atomics.add(this.i32, this.at(i, E_GEN), 1);
+      const v = new DataView(this.control.u8.buffer);
+      v.setUint32(base + E_PID, self.pid, true);
+      v.setUint32(base + E_THREAD, threadId, true);
+      publishBellRef(this.control, base + E_BELL, ref);
+      for (let high = Atomics.load(this.i32, HIGH); high < i + 1; high = Atomics.load(this.i32, HIGH)) {
+        if (Atomics.compareExchange(this.i32, HIGH, high, i + 1) === high) break;
+      }
+      this.entry = i;
+      return true;
+    }
+    return false;
+  }
+
+  private ring(onlyWanting: boolean): void {
+    const n = Math.min(Atomics.load(this.i32, HIGH), this.capacity);
+    for (let i = 0; i < n; i++) {
+      if (Atomics.load(this.i32, this.at(i, E_STATE)) !== 1) continue;
+      if (onlyWanting && Atomics.load(this.i32, this.at(i, E_WANTS)) !== 1) continue;
+      const c = this.bell(i);
+      c?.bell.ring(c.bit);
+    }
+  }
+
+  /** The bell of entry `i`, opened once per claim of it; undefined for an entry that is not valid. */
+  private bell(i: number): Cached | undefined {
+    const generation = Atomics.load(this.i32, this.at(i, E_GEN));
+    const cached = this.bells[i];
+    if (cached?.generation === generation) return cached;
+    if (cached) releaseRemoteBell(cached.bell);
+    this.bells[i] = undefined;
+    try {
+      const ref = readBellRef(this.control, TABLE + i * ENTRY_SIZE + E_BELL, 'doca_sync_event');
+      if (!ref) return undefined;
+      return (this.bells[i] = { generation, bell: openRemoteBell(ref, 'doca_sync_event'), bit: ref.bit });
+    } catch {
+      return undefined; // a waiter that died or wrote nonsense: nobody to wake there
+    }
+  }
+
+  private at(entry: number, field: number): number {
+    return (TABLE + entry * ENTRY_SIZE + field) / 4;
+  }
 }

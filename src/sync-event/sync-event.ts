@@ -15,11 +15,12 @@ import { DocaError } from '../core/error.js';
 import { sharedLocation } from '../core/memory.js';
 import { AccessFlag } from '../core/mmap.js';
 import { type ExportSlot, exportIsValid, revokeExportSlot } from '../fabric/exports.js';
+import type { ProcessIdentity } from '../fabric/liveness.js';
 import { type Segment, yieldCpu } from '../fabric/segment.js';
 import { holds, toMask, toU64, type WaitOp } from './condition.js';
 import { SyncEventContext } from './ctx.js';
 import { exportPci, importPci, type Imported } from './export.js';
-import { createControl, ring, ringIfWaiting, SE_DESTROYED, SE_STATE, SE_VALUE } from './layout.js';
+import { createControl, SE_DESTROYED, SE_STATE, SE_VALUE, Waiters } from './layout.js';
 import { type RemoteNetOptions, RemoteNetServer } from './remote-net-server.js';
 
 /** Where a publisher or subscriber runs (`doca_sync_event_add_*_location_*`). */
@@ -41,6 +42,7 @@ export class SyncEvent {
   private subscriber: SyncEventLocation | undefined;
   private userValue: { array: BigUint64Array; index: number; memory: Uint8Array } | undefined;
   private control: Segment | undefined;
+  private waiters: Waiters | undefined;
   private values: BigUint64Array | undefined;
   private valueIndex = 0;
   private mode: 'none' | 'sync' | 'ctx' = 'none';
@@ -53,6 +55,7 @@ export class SyncEvent {
     this.ctx = new SyncEventContext(this);
     if (imported) {
       this.control = imported.control;
+      this.waiters = new Waiters(imported.control);
       this.values = new BigUint64Array(imported.value.u8.buffer);
       this.valueIndex = imported.valueOffset / 8;
     }
@@ -202,10 +205,12 @@ export class SyncEvent {
     if (this.exportSlot) revokeExportSlot(this.exportSlot);
     this.netServer?.close();
     if (this.imported) {
+      this.waiters?.close();
       this.imported.release();
     } else if (this.control) {
       Atomics.store(this.control.i32, SE_STATE / 4, SE_DESTROYED);
-      ring(this.control); // sleeping importers wake and find the event gone
+      this.waiters!.ringAll(); // sleeping importers wake and find the event gone
+      this.waiters!.close();
       this.control.close();
     }
   }
@@ -276,7 +281,7 @@ export class SyncEvent {
     const v = toU64(call, 'value', value);
     const values = this.usable(call);
     Atomics.store(values, this.valueIndex, v);
-    ringIfWaiting(this.control!);
+    this.waiters!.ringIfWaiting();
   }
 
   /** `doca_sync_event_update_add`: atomic; returns the value before the add (wraps at 2^64). */
@@ -285,7 +290,7 @@ export class SyncEvent {
     const v = toU64(call, 'value', value);
     const values = this.usable(call);
     const before = Atomics.add(values, this.valueIndex, v);
-    ringIfWaiting(this.control!);
+    this.waiters!.ringIfWaiting();
     return before;
   }
 
@@ -326,9 +331,20 @@ export class SyncEvent {
 
   // ---- for the context, the exporters ------------------------------------------------------------
 
-  /** @internal the control segment (bell, waiters). */
+  /** @internal the control segment. */
   get _control(): Segment | undefined {
     return this.control;
+  }
+
+  /** @internal the process that exported the event (imported handles only). */
+  get _exporter(): ProcessIdentity | undefined {
+    const d = this.imported?.control.descriptor;
+    return d && { pid: d.pid, start: d.start };
+  }
+
+  /** @internal the waiter table, once the counter exists. */
+  get _waiters(): Waiters | undefined {
+    return this.waiters;
   }
 
   /** @internal the counter words and index, checked usable. */
@@ -391,6 +407,7 @@ export class SyncEvent {
     this.mode = mode;
     if (this.imported || this.control) return;
     this.control = createControl();
+    this.waiters = new Waiters(this.control);
     if (this.userValue) {
       this.values = this.userValue.array;
       this.valueIndex = this.userValue.index;
