@@ -232,6 +232,11 @@ export abstract class Context {
     return this.work.length > 0 || this.readySources.length > 0 || this.canFinishStop();
   }
 
+  /** @internal looks at every source once (queueing what they hold; nothing runs): the engine's first sleep. */
+  _pollEverySource(): void {
+    for (const source of this.sourceList) if (source._pollSource()) this._sourceReady(source);
+  }
+
   /** @internal a source of this context rang (or has work): look at it in the next `progress()`. */
   _sourceReady(source: WakeSource): void {
     if (!source._ready) {

@@ -156,9 +156,10 @@ export class ProgressEngine {
     this.armed = true;
     const work = bell.arm();
     if (!this.tracking) {
-      // Leaving POLL: ringers skipped their bits until now, so every source is looked at once more.
+      // Leaving POLL: ringers skipped their bits until now, so every source is looked at once more,
+      // after ARMED is visible (work published before that is seen here, work after it rings).
       this.tracking = true;
-      for (const slot of this.sources) if (slot) slot.ctx._sourceReady(slot.source);
+      for (const ctx of this.ctxs) ctx._pollEverySource();
     }
     if (work || this.pruneReady()) this.claimAndWake();
   }
