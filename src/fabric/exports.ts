@@ -6,17 +6,12 @@
  * Layout: the segment payload is SLOTS pairs of i32 [generation, state]; state 1 = live, 0 = free.
  */
 import { DocaError } from '../core/error.js';
-import { isAlive } from './liveness.js';
+import { recentlyAlive } from './liveness.js';
 import { descriptorKey, SEGMENT_HEADER_SIZE, Segment, type SegmentDescriptor } from './segment.js';
 
 const SLOTS = 4096;
 const TABLE_SIZE = SEGMENT_HEADER_SIZE + SLOTS * 8;
 const LIVE = 1;
-/**
- * How long a liveness answer about an exporter is trusted: reading /proc costs microseconds, so an
- * importer notices its exporter's death within this bound rather than on the very next call.
- */
-const LIVENESS_TTL_MS = 20;
 
 /** A claimed slot: what an export blob carries so the importer can check the export is still valid. */
 export interface ExportSlot {
@@ -60,8 +55,6 @@ export function revokeExportSlot(slot: ExportSlot): void {
 
 interface RemoteTable {
   segment: Segment;
-  checkedAt: number;
-  alive: boolean;
 }
 
 const remotes = new Map<string, RemoteTable>();
@@ -77,7 +70,7 @@ function remoteTable(d: SegmentDescriptor, call: string): RemoteTable {
       segment.close();
       throw new DocaError('INVALID_VALUE', call, `the export table named is ${segment.size} bytes, not ${TABLE_SIZE}`);
     }
-    t = { segment, checkedAt: performance.now(), alive: true };
+    t = { segment };
     remotes.set(key, t);
   }
   return t;
@@ -102,12 +95,7 @@ export function exportIsValid(slot: ExportSlot, call: string): boolean {
     }
     tableOf.set(slot, t);
   }
-  const now = performance.now();
-  if (t.alive && now - t.checkedAt > LIVENESS_TTL_MS) {
-    t.alive = isAlive({ pid: slot.table.pid, start: slot.table.start });
-    t.checkedAt = now;
-  }
-  if (!t.alive) {
+  if (!recentlyAlive(slot.table)) {
     if (remotes.get(descriptorKey(slot.table)) === t) {
       remotes.delete(descriptorKey(slot.table));
       t.segment.close();

@@ -41,6 +41,25 @@ export function isAlive(owner: ProcessIdentity): boolean {
 }
 
 /**
+ * How long an answer of `recentlyAlive` is trusted: reading /proc costs microseconds, so a call on a hot
+ * path (using an imported map or event) learns of its exporter's death within this bound.
+ */
+const ANSWER_TTL_MS = 20;
+const answers = new Map<string, { alive: boolean; at: number }>();
+
+/** `isAlive`, from an answer at most ANSWER_TTL_MS old (a dead process stays dead). */
+export function recentlyAlive(owner: ProcessIdentity): boolean {
+  const key = `${owner.pid}:${owner.start}`;
+  const now = performance.now();
+  const known = answers.get(key);
+  if (known && (!known.alive || now - known.at <= ANSWER_TTL_MS)) return known.alive;
+  const alive = isAlive(owner);
+  if (answers.size >= 4096) answers.clear(); // bounded: answers are only a cache
+  answers.set(key, { alive, at: now });
+  return alive;
+}
+
+/**
  * The one liveness cadence of a thread: every object that depends on another process (a connection's
  * peer, an imported event's exporter) registers here, and every LIVENESS_INTERVAL_MS one pass reads
  * /proc once per watched process and tells the objects whose process died. The pass runs from a timer
@@ -86,7 +105,10 @@ function pass(): void {
   for (const w of [...watched]) {
     const key = `${w.owner.pid}:${w.owner.start}`;
     let alive = verdict.get(key);
-    if (alive === undefined) verdict.set(key, (alive = isAlive(w.owner)));
+    if (alive === undefined) {
+      verdict.set(key, (alive = isAlive(w.owner)));
+      answers.set(key, { alive, at: performance.now() });
+    }
     if (alive || !watched.delete(w)) continue;
     w.onDeath();
   }
