@@ -1,14 +1,22 @@
 // Builds the C addon with node-gyp against the headers of the Node that runs this script, so nothing
 // is downloaded (node-gyp run without --nodedir tries to fetch headers, and the network may be closed).
 // Skips the build when the binary is newer than its sources.
+//
+// binding.gyp lives in src/native, and node-gyp runs there (output: src/native/build/Release), because
+// npm turns a binding.gyp at a package's root into an implied `node-gyp rebuild` install script, which
+// a user's lockfile-driven `npm ci` then runs (gypfile: false is not in the lockfile): the prebuilds
+// would be rebuilt, or fail to build, on every install.
+//
+// It ships in the npm package too: where no prebuilt binary fits, a user builds from source with
+// `cd node_modules/softdpu && node scripts/build-native.mjs` (docs/install.md).
 import { execFileSync } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const output = join(root, 'build', 'Release', 'softdpu.node');
-const sources = ['binding.gyp', 'src/native/softdpu.c'].map((f) => join(root, f));
+const native = join(dirname(fileURLToPath(import.meta.url)), '..', 'src', 'native');
+const output = join(native, 'build', 'Release', 'softdpu.node');
+const sources = ['binding.gyp', 'softdpu.c'].map((f) => join(native, f));
 
 function upToDate() {
   if (!existsSync(output)) return false;
@@ -16,7 +24,8 @@ function upToDate() {
   return sources.every((f) => statSync(f).mtimeMs <= built);
 }
 
-function nodeDir() {
+/** The directory holding include/node/node_api.h for the running Node (scripts/prebuild.mjs uses it too). */
+export function nodeDir() {
   const candidates = [process.env.npm_config_nodedir, dirname(dirname(process.execPath))];
   for (const dir of candidates) {
     if (dir && existsSync(join(dir, 'include', 'node', 'node_api.h'))) return dir;
@@ -34,6 +43,12 @@ function nodeGyp() {
   return ['node-gyp'];
 }
 
-if (upToDate() && !process.argv.includes('--force')) process.exit(0);
-const [cmd, ...pre] = nodeGyp();
-execFileSync(cmd, [...pre, 'rebuild', `--nodedir=${nodeDir()}`, '--loglevel=warn'], { cwd: root, stdio: 'inherit' });
+function main() {
+  if (upToDate() && !process.argv.includes('--force')) return;
+  const [cmd, ...pre] = nodeGyp();
+  execFileSync(cmd, [...pre, 'rebuild', `--nodedir=${nodeDir()}`, '--loglevel=warn'], { cwd: native, stdio: 'inherit' });
+}
+
+// Run as a script, not when imported for nodeDir(). (import.meta.url is the real path; argv[1] may
+// go through a symlink, as in pnpm's node_modules.)
+if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) main();

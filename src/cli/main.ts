@@ -3,10 +3,10 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { DocaError } from '../core/error.js';
 import { type Fabric, useFabric } from '../fabric/fabric.js';
+import { AddonLoadError } from '../native/locate.js';
 import { demo } from './demo.js';
 import { devicesCommand } from './devices.js';
-import { runSample } from './samples/common.js';
-import { SAMPLES } from './samples/index.js';
+import { doctor, formatDoctor } from './doctor.js';
 
 const USAGE = `usage: softdpu <command> [options]
 
@@ -17,6 +17,8 @@ commands:
                        (like doca_caps --list-devs)
   fabric clean         remove what dead processes left in the fabric directory
   fabric path          print the fabric directory
+  doctor [--json]      whether softdpu works here: the native addon loaded (or how to build it),
+                       the kernel features it uses, the fabric directory; exit 1 if something fails
   sample NAME [flags]  run one of NVIDIA's samples (softdpu sample --list; NAME -h for its flags)
   demo                 what \`npm start\` runs: the samples' DPU and host sides as separate processes,
                        on a private fabric (--fabric is ignored)
@@ -54,6 +56,8 @@ function fabricOf(values: { fabric?: string | boolean; topology?: string | boole
 }
 
 async function sample(rest: string[]): Promise<number> {
+  // Imported here, not above: the samples load the native addon, and `doctor` must start without it.
+  const [{ runSample }, { SAMPLES }] = await Promise.all([import('./samples/common.js'), import('./samples/index.js')]);
   const [name, ...flags] = rest;
   if (name === undefined || name === '--list' || name === '-h' || name === '--help') {
     process.stdout.write(`samples:\n${Object.values(SAMPLES).map((s) => `  ${s.name.padEnd(36)} ${s.description}`).join('\n')}\n`);
@@ -101,6 +105,15 @@ function run(argv: string[]): number | Promise<number> {
       }
       throw new UsageError(`unknown fabric command ${JSON.stringify(positionals.join(' '))} (clean, path)`);
     }
+    case 'doctor': {
+      const { values, positionals } = parse(rest, { json: { type: 'boolean' } });
+      if (values.help) return help();
+      if (positionals.length) throw new UsageError(`unexpected argument ${positionals[0]}`);
+      return doctor(typeof values.fabric === 'string' ? values.fabric : undefined).then((report) => {
+        process.stdout.write((values.json ? JSON.stringify(report, null, 2) : formatDoctor(report)) + '\n');
+        return report.ok ? 0 : 1;
+      });
+    }
     case 'sample':
       return sample(rest);
     default:
@@ -121,6 +134,9 @@ try {
     process.exitCode = 2;
   } else if (err instanceof DocaError) {
     process.stderr.write(`softdpu: ${err.message}\n`);
+    process.exitCode = 1;
+  } else if (err instanceof AddonLoadError) {
+    process.stderr.write(`${err.message}\n`); // one line that starts with "softdpu native addon"
     process.exitCode = 1;
   } else {
     throw err;

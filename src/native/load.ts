@@ -1,19 +1,12 @@
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+/**
+ * The addon, loaded once per thread on first import: the prebuild for this platform, else a local
+ * build (locate.ts says why in that order). Importing this module throws locate.ts's one-line
+ * AddonLoadError when nothing loads.
+ */
+import { type LoadedAddon, loadAddon } from './locate.js';
 import type { Native } from './native.js';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-const candidates = [join(root, 'build', 'Release', 'softdpu.node'), join(root, 'build', 'Debug', 'softdpu.node')];
+/** Which binary was loaded, from where, and what was passed over (`softdpu doctor` prints it). */
+export const addon: LoadedAddon = loadAddon();
 
-function load(): Native {
-  const found = candidates.find((path) => existsSync(path));
-  if (!found) {
-    throw new Error(`softdpu native addon not found (looked in ${candidates.join(', ')}); run \`npm run build:native\``);
-  }
-  return createRequire(import.meta.url)(found) as Native;
-}
-
-/** The addon, loaded once per thread on first import. */
-export const native: Native = load();
+export const native: Native = addon.native;
