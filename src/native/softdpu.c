@@ -89,6 +89,10 @@ static int64_t deadline_from_ms(double timeout_ms) {
   return now_ns() + (int64_t)(timeout_ms * 1e6);
 }
 
+/* fstat through the syscall: glibc's fstat symbol is 2.33+, and the prebuilt binaries should load on
+ * older distributions (the kernel's struct stat is glibc's on x86-64 and on aarch64). */
+static int fd_stat(int fd, struct stat *st) { return (int)syscall(SYS_fstat, fd, st); }
+
 static long futex(uint32_t *addr, int op, uint32_t val, const struct timespec *ts, uint32_t val3) {
   return syscall(SYS_futex, addr, op, val, ts, NULL, val3);
 }
@@ -291,7 +295,7 @@ static napi_value segment_open(napi_env env, napi_callback_info info) {
                       strerror(e));
   }
   struct stat st;
-  if (fstat(fd, &st) != 0 || (double)st.st_size != expected || st.st_size <= 0 ||
+  if (fd_stat(fd, &st) != 0 || (double)st.st_size != expected || st.st_size <= 0 ||
       (uint64_t)st.st_size > MAX_SEGMENT_SIZE) {
     close(fd);
     return throw_code(env, "ERR_SOFTDPU_NOT_FOUND", "%s is not a segment of %g bytes", path, expected);
@@ -391,7 +395,7 @@ static napi_value pipe_create(napi_env env, napi_callback_info info) {
   int fds[2];
   if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) != 0) return throw_errno(env, "pipe2", errno);
   struct stat st;
-  if (fstat(fds[0], &st) != 0) {
+  if (fd_stat(fds[0], &st) != 0) {
     int e = errno;
     close(fds[0]);
     close(fds[1]);
@@ -424,7 +428,7 @@ static napi_value pipe_open(napi_env env, napi_callback_info info) {
                       path, strerror(e));
   }
   struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode) || (double)st.st_ino != inode) {
+  if (fd_stat(fd, &st) != 0 || !S_ISFIFO(st.st_mode) || (double)st.st_ino != inode) {
     close(fd);
     return throw_code(env, "ERR_SOFTDPU_NOT_FOUND", "%s is not the doorbell pipe %.0f", path, inode);
   }
