@@ -1,6 +1,6 @@
 /**
  * A consumer's queue: the receive buffers it posted and their completions, in a segment it owns and its
- * producers (threads or processes on the other side) map.
+ * producers (threads or processes on the other side) map (docs/protocol.md#consumer-queue).
  *
  *   64   i32 post tail (the consumer appends posted buffers)
  *   128  i32 claim head (producers take the next posted buffer with a compare-and-swap)

@@ -1,8 +1,8 @@
 /**
- * The comch handshake on a connection's Unix socket. Frames are `u32 length` + body; every body starts
- * with magic, version and type. After the handshake the socket carries only doorbell bytes (each one
- * means "look at shared memory") and end-of-file. Anything malformed is refused by `FrameReader`, which
- * names the problem so the server can log it and drop that one peer.
+ * The comch handshake on a connection's Unix socket (docs/protocol.md#comch-handshake). Frames are
+ * `u32 length` + body; every body starts with magic, version and type. After the handshake the socket
+ * carries nothing: its end-of-file is how each side sees the other go. Anything malformed is refused by
+ * `FrameReader`, which names the problem so the server can log it and drop that one peer.
  *
  *   HELLO   client -> server  pid f64, start f64, client pci [16], arm pci [16], max_msg_size u32,
  *                             recv_queue_size u32, name length u16, name
@@ -14,10 +14,10 @@
 import { decodeDescriptor, DESCRIPTOR_SIZE, encodeDescriptor, type SegmentDescriptor } from '../fabric/segment.js';
 
 export const WIRE_MAGIC = 0x5348434d; // 'MCHS'
-export const WIRE_VERSION = 1;
+/** 2: doorbell pipes and the version-2 connection segment; no bytes on the socket after READY. */
+export const WIRE_VERSION = 2;
 /** Larger frames are refused: no handshake needs more (a name is at most a few KiB). */
 export const MAX_FRAME = 8192;
-export const BELL = Buffer.from([0x42]);
 
 export const FrameType = { HELLO: 1, WELCOME: 2, READY: 3, REJECT: 4 } as const;
 export type FrameType = (typeof FrameType)[keyof typeof FrameType];

@@ -4,7 +4,7 @@
  * size, magic, version, kind, a CRC32 over the rest (corruption) and the fabric it was made in. Forged
  * contents are caught later, by the segment header and token checks. Blobs are secrets: never log one.
  *
- * Envelope (little-endian):
+ * Envelope (little-endian; docs/protocol.md#export-blobs):
  *   0 u32 magic 'SDPB'   4 u16 version   6 u16 kind   8 u32 total length   12 u32 crc32 of [16, length)
  *  16 u8[8] fabric id   24 payload
  */

@@ -3,7 +3,7 @@
  * tie it to its exporter, written and checked in one place: the export slot (so the importer can tell a
  * revoked export or a dead exporter) and the DPU the export is for (an import from another DPU is wrong).
  *
- * Trailer layout, at the offset the payload gives it: u32 slot index, i32 slot generation, export table
+ * Trailer layout (docs/protocol.md#pci-trailer), at the offset the payload gives it: u32 slot index, i32 slot generation, export table
  * descriptor, DPU name [64].
  */
 import type { Devinfo } from './devinfo.js';

@@ -11,7 +11,7 @@
  * is awake. The engine learns which sources to look at from the bits, so a wake-up costs the same with
  * one connection or five hundred.
  *
- * Bell segment, after the 64-byte segment header (fabric/segment.ts):
+ * Bell segment, after the 64-byte segment header (fabric/segment.ts; docs/protocol.md#doorbells):
  *   64   u32 magic 'BELL'   68 u32 version   72 u32 capacity (bits)   76 u32 owner thread id
  *   80   f64 pipe inode     88 u32 pipe write fd
  *   128  i32 state: POLL 0 | AWAKE 1 | ARMED 2 | RUNG 3 (its own cache line)

@@ -3,7 +3,7 @@
  * (memory maps, sync events). An exporter revokes an export by bumping its slot's generation; an importer
  * checks the slot (one atomic load) and its exporter's liveness before trusting an imported object.
  *
- * Layout: the segment payload is SLOTS pairs of i32 [generation, state]; state 1 = live, 0 = free.
+ * Layout (docs/protocol.md#export-table): the segment payload is SLOTS pairs of i32 [generation, state]; state 1 = live, 0 = free.
  */
 import { DocaError } from '../core/error.js';
 import { recentlyAlive } from './liveness.js';

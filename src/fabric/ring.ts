@@ -1,6 +1,6 @@
 /**
  * A single-producer single-consumer ring of fixed-size records in a shared segment: the control path's
- * receive queues. The producer owns `tail`, the consumer owns `head`, each on its own cache line; each
+ * receive queues (docs/protocol.md#rings). The producer owns `tail`, the consumer owns `head`, each on its own cache line; each
  * side caches the other's index and reloads it only when the cached value says full (or empty), so the
  * common case touches no shared line but the slot itself.
  *

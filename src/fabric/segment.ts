@@ -4,7 +4,7 @@
  * leaves nothing in /dev/shm. Every segment starts with a header that lets an opener check it reached
  * the segment it was told about (the owner's identity and a random token), not a reused pid or fd.
  *
- * Header (64 bytes, little-endian):
+ * Header (64 bytes, little-endian; docs/protocol.md#segments):
  *   0  u32 magic 'SDPU'        4  u16 layout version   6  u16 reserved
  *   8  u32 owner pid          12  u32 state (1 live, 2 revoked by its owner)
  *  16  f64 owner start time   24  f64 total size

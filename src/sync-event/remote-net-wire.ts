@@ -1,6 +1,6 @@
 /**
- * The remote-net protocol: a remote node reaches a sync event over TCP. Frames are `u32 length` + body
- * (at most 64 bytes); the first byte of a body is its type.
+ * The remote-net protocol: a remote node reaches a sync event over TCP (docs/protocol.md#remote-net).
+ * Frames are `u32 length` + body (at most 64 bytes); the first byte of a body is its type.
  *
  *   CHALLENGE server -> client  nonce [32]
  *   AUTH      client -> server  HMAC-SHA256(secret, nonce) [32]      (the secret never crosses the wire)
