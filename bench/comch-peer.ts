@@ -1,7 +1,8 @@
 /**
  * One side of the comch control-path benchmarks, in its own process:
- *   echo  <busy|notify>         server: answers every message with the same bytes; stops on a 1-byte message
- *   ping  <busy|notify> N       client: N round trips of 64 bytes, prints {"p50_us","p99_us"}
+ *   echo  <busy|notify>         server: answers every message with the same bytes; stops on a 1-byte message;
+ *                               prints {"cpu_us_per_msg"} (its CPU from the first message to the last)
+ *   ping  <busy|notify> N       client: N round trips of 64 bytes, prints {"p50_us","p99_us","cpu_us_per_msg"}
  *   sink  N                     server: counts N messages (busy poll), prints {"rate"} (messages/s)
  *   flood N                     client: sends N 64-byte messages as fast as the queue allows (busy poll)
  * Busy-polling sides run DOCA-style synchronous progress loops once connected.
@@ -12,7 +13,8 @@ import type { ComchSendTask } from '../src/comch/send-task.js';
 import { openDeviceByPci, openRepresentorByPci } from '../src/core/dev.js';
 import { DevinfoRepFilter } from '../src/core/devinfo.js';
 import { ProgressEngine } from '../src/core/pe.js';
-import { percentiles } from './lib.js';
+import { ARM, HOST } from './peer-lib.js';
+import { cpuMeter, printCpu, printRtt } from './lib.js';
 
 const [role, mode, count] = process.argv.slice(2);
 const n = Number(count ?? mode);
@@ -21,8 +23,8 @@ const QUIT = new Uint8Array(1);
 const MSG = new Uint8Array(64).fill(0x61);
 
 function server(): { pe: ProgressEngine; server: ComchServer } {
-  const dev = openDeviceByPci('03:00.0');
-  const rep = openRepresentorByPci(dev, DevinfoRepFilter.NET, 'b1:00.0');
+  const dev = openDeviceByPci(ARM);
+  const rep = openRepresentorByPci(dev, DevinfoRepFilter.NET, HOST);
   const pe = ProgressEngine.create();
   const s = ComchServer.create(dev, rep, NAME);
   pe.connectCtx(s);
@@ -31,7 +33,7 @@ function server(): { pe: ProgressEngine; server: ComchServer } {
 }
 
 async function client(sendCb: (t: ComchSendTask) => void): Promise<{ pe: ProgressEngine; client: ComchClient }> {
-  const dev = openDeviceByPci('b1:00.0');
+  const dev = openDeviceByPci(HOST);
   const pe = ProgressEngine.create();
   const c = ComchClient.create(dev, NAME);
   pe.connectCtx(c);
@@ -49,10 +51,18 @@ function spin(pe: ProgressEngine, until: () => boolean): void {
 if (role === 'echo') {
   const { pe, server: s } = server();
   let quit = false;
+  let echoed = 0;
+  let cpu = () => 0;
+  let cpuUs = 0;
   s.taskSendSetConf((t) => t.free(), (t) => t.free(), 1024);
   s.eventMsgRecvRegister((_e, data, len, conn) => {
-    if (len === 1) quit = true;
-    else s.taskSendAllocInit(conn, data).submit();
+    if (len === 1) {
+      quit = true;
+      cpuUs = cpu();
+    } else {
+      if (echoed++ === 0) cpu = cpuMeter();
+      s.taskSendAllocInit(conn, data).submit();
+    }
   });
   s.start();
   process.stdout.write('ready\n');
@@ -62,6 +72,7 @@ if (role === 'echo') {
   } else {
     await pe.run({ until: () => quit });
   }
+  printCpu(cpuUs, echoed);
   await s.stopAndWait();
 } else if (role === 'ping') {
   let replies = 0;
@@ -82,6 +93,7 @@ if (role === 'echo') {
     await c.pe.run({ mode: 'busy', until: () => c.client.state === 'RUNNING' });
     return ready;
   })();
+  const cpu = cpuMeter();
   if (mode === 'busy') {
     for (let i = 0; i < n; i++) {
       t0 = performance.now();
@@ -93,11 +105,11 @@ if (role === 'echo') {
     c.client.taskSendAllocInit(conn, MSG).submit();
     await c.pe.run({ until: () => replies >= n });
   }
+  const cpuUs = cpu();
   const quit = conn.send(QUIT);
   await c.pe.run({ mode: 'busy', until: () => c.pe.getNumInflightTasks() === 0 });
   await quit;
-  const { p50, p99 } = percentiles(samples);
-  process.stdout.write(JSON.stringify({ p50_us: p50, p99_us: p99 }) + '\n');
+  printRtt(samples, cpuUs);
   await c.client.stopAndWait();
 } else if (role === 'sink') {
   const { pe, server: s } = server();

@@ -3,7 +3,7 @@
  * and copy bandwidth into a shared mapping, next to a C reference built and run in the same invocation.
  */
 import { DESCRIPTOR_SIZE, encodeDescriptor, Segment } from '../src/fabric/segment.js';
-import { bandwidth, buildC, canPin, gbps, medians, printTable, ratio, repeat, type Row, type Rtt, runC, startNode, together, us } from './lib.js';
+import { bandwidth, buildC, canPin, count, gbps, lat, latRatio, medians, printTable, ratio, repeat, type Row, type Rtt, runC, startNode, together } from './lib.js';
 
 async function nodeRtt(mode: 'spin' | 'futex', n: number, cpus: [number, number] | undefined): Promise<Rtt> {
   const seg = Segment.create('bench', 256);
@@ -25,9 +25,9 @@ export async function fabricBench(): Promise<Record<string, unknown>> {
   // A sleeping wake costs twice as much across cores (an IPI through the hypervisor) as on one core,
   // so both sides are pinned the same way for Node and C; a spin needs two cores.
   const cases = [
-    ['spin', 20_000, [0, 1], 'busy poll, two cores'],
-    ['futex', 5_000, [0, 1], 'futex sleep, two cores'],
-    ['futex', 5_000, [0, 0], 'futex sleep, one core'],
+    ['spin', count(20_000), [0, 1], 'busy poll, two cores'],
+    ['futex', count(5_000), [0, 1], 'futex sleep, two cores'],
+    ['futex', count(5_000), [0, 0], 'futex sleep, one core'],
   ] as const;
   for (const [mode, n, cpus, label] of cases) {
     const pinned = canPin ? ([...cpus] as [number, number]) : undefined;
@@ -40,7 +40,7 @@ export async function fabricBench(): Promise<Record<string, unknown>> {
       c_p50_us: c.p50_us,
       c_p99_us: c.p99_us,
     };
-    rows.push({ what: `wake RTT p50, ${label}${pinned ? '' : ' (unpinned)'}`, softdpu: us(js.p50_us), reference: `${us(c.p50_us)} (C)`, ratio: ratio(js.p50_us / c.p50_us) });
+    rows.push({ what: `wake RTT, ${label} (${n} trips)${pinned ? '' : ' (unpinned)'}`, softdpu: lat(js), reference: `${lat(c)} (C)`, ratio: latRatio(js, c) });
   }
   const region = 64 << 20;
   const seg = Segment.create('bench', region);
@@ -59,6 +59,6 @@ export async function fabricBench(): Promise<Record<string, unknown>> {
     rows.push({ what: `copy ${label} into mapping (Buffer.copy) vs C memcpy`, softdpu: gbps(copyToMapping), reference: `${gbps(c)} (C)`, ratio: ratio(copyToMapping / c) });
   }
   seg.close();
-  printTable('fabric: cross-process wake round trip and copy bandwidth (ratio = softdpu / reference)', rows);
+  printTable('fabric: cross-process wake round trip and copy bandwidth; latency cells: p50 / p99; ratio = softdpu / reference', rows);
   return results;
 }

@@ -1,23 +1,25 @@
 /**
  * One side of the fast-path benchmark, in its own process, busy-polling once connected:
- *   consume <json>   server with `consumers` consumers, `posted` buffers of `size` bytes each, reposted
- *                    on completion; prints {"gbps","rate"} once `count` messages arrived in all
+ *   consume <json>   server with `consumers` consumers, `posted` buffers of `size` bytes each (faulted in
+ *                    before they are posted), reposted on completion after reading the payload's first
+ *                    and last byte in place (as the C shm_ring reads its first and last 8 bytes);
+ *                    prints {"gbps","rate"} once `count` messages arrived in all
  *                    (`consumerMode: 'notify'` sleeps between completions instead of spinning)
  *   produce <json>   client with `producers` producers sending `count` messages in all, round-robin to
- *                    every consumer, resubmitting on AGAIN
+ *                    every consumer, resubmitting on AGAIN; it leaves once the consumer side said (a
+ *                    1-byte control message) that everything arrived: a completed send is in the
+ *                    consumer's queue, not yet taken, and a connection that ends flushes the queue
  */
 import { ComchClient } from '../src/comch/client.js';
 import { ComchConsumer } from '../src/comch/consumer.js';
 import { ComchProducer } from '../src/comch/producer.js';
 import type { ComchProducerSendTask } from '../src/comch/producer-task.js';
 import { ComchServer } from '../src/comch/server.js';
-import { BufInventory } from '../src/core/buf.js';
 import { openDeviceByPci, openRepresentorByPci } from '../src/core/dev.js';
 import { DevinfoRepFilter } from '../src/core/devinfo.js';
 import { DocaError } from '../src/core/error.js';
-import { allocSharedMemory } from '../src/core/memory.js';
-import { AccessFlag, Mmap } from '../src/core/mmap.js';
 import { ProgressEngine } from '../src/core/pe.js';
+import { ARM, HOST, sharedBuffers } from './peer-lib.js';
 
 const [role, json] = process.argv.slice(2);
 const o = JSON.parse(json!) as { size: number; count: number; consumers: number; producers: number; posted: number; consumerMode?: 'busy' | 'notify' };
@@ -28,36 +30,33 @@ function spin(engines: ProgressEngine[], until: () => boolean): void {
 }
 
 if (role === 'consume') {
-  const dev = openDeviceByPci('03:00.0');
-  const rep = openRepresentorByPci(dev, DevinfoRepFilter.NET, 'b1:00.0');
+  const dev = openDeviceByPci(ARM);
+  const rep = openRepresentorByPci(dev, DevinfoRepFilter.NET, HOST);
   const pe = ProgressEngine.create();
   const server = ComchServer.create(dev, rep, NAME);
   pe.connectCtx(server);
+  server.taskSendSetConf((t) => t.free(), (t) => t.free(), 4);
   server.start();
   process.stdout.write('ready\n');
   await pe.run({ mode: 'busy', until: () => server.connections.length > 0 });
   const conn = server.connections[0]!;
   let got = 0;
+  let touched = 0;
   let first = 0;
   let last = 0;
   const engines = [pe];
   const consumers: ComchConsumer[] = [];
   for (let c = 0; c < o.consumers; c++) {
-    const mem = allocSharedMemory(o.posted * o.size);
-    const map = Mmap.create();
-    map.setMemrange(mem);
-    map.setPermissions(AccessFlag.PCI_READ_WRITE);
-    map.addDev(dev);
-    map.start();
-    const inv = BufInventory.create(o.posted);
-    inv.start();
+    const bufs = sharedBuffers(dev, o.size, o.posted);
     const cpe = ProgressEngine.create();
-    const consumer = ComchConsumer.create(conn, map);
+    const consumer = ComchConsumer.create(conn, bufs.map);
     consumer.setImmDataLen(32);
     consumer.taskPostRecvSetConf(
       (task) => {
         if (got === 0) first = performance.now();
         if (++got === o.count) last = performance.now();
+        const data = task.getBuf().getData();
+        touched ^= data[0]! ^ data[data.length - 1]!;
         task.submit();
       },
       (task) => {
@@ -78,15 +77,19 @@ if (role === 'consume') {
       cpe.progress();
       await new Promise((resolve) => setImmediate(resolve));
     }
-    for (let i = 0; i < o.posted; i++) consumer.taskPostRecvAllocInit(inv.bufGetByAddr(map, mem.subarray(i * o.size, (i + 1) * o.size))).submit();
+    for (let i = 0; i < o.posted; i++) consumer.taskPostRecvAllocInit(bufs.empty(i)).submit();
   }
   if (o.consumerMode === 'notify') await Promise.all(engines.map((e) => e.run({ until: () => got >= o.count })));
   else spin(engines, () => got >= o.count);
   const seconds = (last - first) / 1000;
-  process.stdout.write(JSON.stringify({ gbps: ((o.count - 1) * o.size) / seconds / 1e9, rate: (o.count - 1) / seconds }) + '\n');
+  process.stdout.write(JSON.stringify({ gbps: ((o.count - 1) * o.size) / seconds / 1e9, rate: (o.count - 1) / seconds, touched }) + '\n');
+  const told = conn.send(new Uint8Array(1));
+  await pe.run({ mode: 'busy', until: () => pe.getNumInflightTasks() === 0 });
+  await told;
+  await pe.run({ mode: 'busy', until: () => server.connections.length === 0 }); // the producer side leaves first
   await server.stopTree({ timeoutMs: 5000 }).catch(() => {});
 } else {
-  const dev = openDeviceByPci('b1:00.0');
+  const dev = openDeviceByPci(HOST);
   const pe = ProgressEngine.create();
   const client = ComchClient.create(dev, NAME);
   pe.connectCtx(client);
@@ -95,17 +98,13 @@ if (role === 'consume') {
     (_e, _c, id) => consumers.push(id),
     () => {},
   );
+  let received = false;
+  client.eventMsgRecvRegister(() => (received = true));
   client.start();
   await pe.run({ mode: 'busy', until: () => client.state === 'RUNNING' && consumers.length === o.consumers });
   const conn = client.getConnection();
-  const src = allocSharedMemory(o.size);
-  src.fill(0x5a);
-  const map = Mmap.create();
-  map.setMemrange(src);
-  map.addDev(dev);
-  map.start();
-  const inv = BufInventory.create(o.producers);
-  inv.start();
+  const src = sharedBuffers(dev, o.size, o.producers);
+  src.mem.fill(0x5a);
   let submitted = 0;
   let completed = 0;
   const engines: ProgressEngine[] = [pe];
@@ -138,7 +137,7 @@ if (role === 'consume') {
     ppe.connectCtx(producer);
     producer.start();
     engines.push(ppe);
-    const buf = inv.bufGetByData(map, src);
+    const buf = src.full(p);
     for (let i = 0; i < 64 && submitted < o.count; i++) submit(producer.taskSendAllocInit(buf, undefined, consumers[0]!));
   }
   while (completed < o.count) {
@@ -148,5 +147,6 @@ if (role === 'consume') {
   // Tasks refused with AGAIN after the last submission are still allocated: a producer stops only once
   // its tasks are freed.
   for (const task of waiting.splice(0)) task.free();
+  await pe.run({ mode: 'busy', until: () => received });
   await client.stopTree({ timeoutMs: 5000 }).catch(() => {});
 }

@@ -6,6 +6,15 @@ import { fileURLToPath } from 'node:url';
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
+/** `SOFTDPU_BENCH_QUICK=1`: every message count divided by 10 (a smoke run; figures are noisier). */
+export const QUICK = process.env.SOFTDPU_BENCH_QUICK === '1';
+
+/** A message count: `n`, or a tenth of it (at least `min`) in a quick run. Every contender of a row gets it. */
+export const count = (n: number, min = 100): number => (QUICK ? Math.max(min, Math.round(n / 10)) : n);
+
+/** The C reference's trailing CPU arguments: the same pinning as the Node sides (first, second). */
+export const cpuArgs = (cpus: [number, number] = [0, 1]): string[] => (canPin ? cpus.map(String) : []);
+
 /** Compiles `bench/c/<name>.c` with the system C compiler into build/bench (skipped when up to date). */
 export function buildC(name: string): string {
   const src = join(root, 'bench', 'c', `${name}.c`);
@@ -28,15 +37,15 @@ export function percentiles(samples: number[]): { p50: number; p99: number } {
   return { p50: kept[Math.floor(kept.length / 2)]!, p99: kept[Math.floor(kept.length * 0.99)]! };
 }
 
-/** GB/s of `copy` walking a 64 MiB destination in `size` steps; best of 5 runs of 512 MiB. */
-export function bandwidth(size: number, dst: Uint8Array, copy: (src: Uint8Array, dst: Uint8Array, offset: number) => void): number {
+/** GB/s of `copy` walking `dst` in `size` steps; best of 5 runs of `total` bytes (default 512 MiB). */
+export function bandwidth(size: number, dst: Uint8Array, copy: (src: Uint8Array, dst: Uint8Array, offset: number) => void, total = 512 << 20): number {
   const src = Buffer.alloc(size, 0x5a);
   const slots = Math.floor(dst.length / size);
   let best = 0;
   for (let run = 0; run < 5; run++) {
     const t0 = performance.now();
     let bytes = 0;
-    for (let k = 0; bytes < 512 << 20; k++, bytes += size) copy(src, dst, (k % slots) * size);
+    for (let k = 0; bytes < total; k++, bytes += size) copy(src, dst, (k % slots) * size);
     best = Math.max(best, bytes / ((performance.now() - t0) * 1e6));
   }
   return best;
@@ -44,10 +53,43 @@ export function bandwidth(size: number, dst: Uint8Array, copy: (src: Uint8Array,
 
 export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-/** Round-trip percentiles, as a ping side prints them. */
+/** Round-trip percentiles, and each side's CPU time (user + system) per round trip where measured. */
 export interface Rtt {
   p50_us: number;
   p99_us: number;
+  cpu_pinger_us_per_msg?: number;
+  cpu_echoer_us_per_msg?: number;
+}
+
+/**
+ * For a peer process: starts a CPU meter (process.cpuUsage, user + system of the whole process, every
+ * thread); the function it returns gives the microseconds used since.
+ */
+export function cpuMeter(): () => number {
+  const start = process.cpuUsage();
+  return () => {
+    const d = process.cpuUsage(start);
+    return d.user + d.system;
+  };
+}
+
+/** For a pinging peer: prints its round trips (ms from performance.now(), as us) and its CPU per trip. */
+export function printRtt(samplesUs: number[], cpuUs: number): void {
+  const { p50, p99 } = percentiles(samplesUs);
+  process.stdout.write(JSON.stringify({ p50_us: p50, p99_us: p99, cpu_us_per_msg: cpuUs / samplesUs.length }) + '\n');
+}
+
+/** For a peer: its CPU over `wait()` (sitting idle), in % of one core. */
+export async function idleCpu(wait: () => Promise<unknown>): Promise<number> {
+  const cpu = cpuMeter();
+  const t0 = performance.now();
+  await wait();
+  return (cpu() / ((performance.now() - t0) * 1000)) * 100;
+}
+
+/** For an echoing peer: prints its CPU per message over the messages it answered. */
+export function printCpu(cpuUs: number, messages: number): void {
+  process.stdout.write(JSON.stringify({ cpu_us_per_msg: cpuUs / Math.max(1, messages), messages }) + '\n');
 }
 
 /** How often each measurement runs; the median of the runs is reported. */
@@ -139,13 +181,53 @@ export async function together(peers: NodeProcess[]): Promise<string[]> {
   return Promise.all(peers.map((p) => p.done.catch((err: unknown) => (killAll(), Promise.reject(err)))));
 }
 
-/** Starts a server process, runs a client against it, and returns the JSON the reporting side printed. */
-export async function serverAndClient<T>(server: [string, string[]], client: [string, string[]], env: Record<string, string>, report: 'server' | 'client'): Promise<T> {
+/**
+ * Starts a server process (cpu 1), once it is ready a client (cpu 0), and resolves with what each printed
+ * (its last line, parsed as JSON; `{}` for a side that printed nothing).
+ */
+export async function serverAndClientBoth<S, C>(server: [string, string[]], client: [string, string[]], env: Record<string, string>): Promise<{ server: S; client: C }> {
   const srv = startNode(server[0], server[1], 1, env);
   await srv.ready;
   const cli = startNode(client[0], client[1], 0, env);
   const [s, c] = await together([srv, cli]);
-  return JSON.parse(report === 'server' ? s : c) as T;
+  const last = (out: string) => JSON.parse(out.trim().split('\n').pop() || '{}');
+  return { server: last(s) as S, client: last(c) as C };
+}
+
+/** Starts a server process, runs a client against it, and returns the JSON the reporting side printed. */
+export async function serverAndClient<T>(server: [string, string[]], client: [string, string[]], env: Record<string, string>, report: 'server' | 'client'): Promise<T> {
+  const both = await serverAndClientBoth<T, T>(server, client, env);
+  return report === 'server' ? both.server : both.client;
+}
+
+/**
+ * A cross-process ping-pong of two Node peers: the pinger prints {p50_us, p99_us, cpu_us_per_msg}, the
+ * echoer {cpu_us_per_msg}; the median of RUNS runs, with both sides' CPU per round trip.
+ */
+export async function pingPong(server: [string, string[]], client: [string, string[]], env: Record<string, string>, pinger: 'server' | 'client' = 'client'): Promise<Rtt> {
+  type Out = { p50_us: number; p99_us: number; cpu_us_per_msg: number };
+  const runs = await repeat(async () => {
+    const both = await serverAndClientBoth<Out, Out>(server, client, env);
+    const [p, e] = pinger === 'client' ? [both.client, both.server] : [both.server, both.client];
+    return { p50_us: p.p50_us, p99_us: p.p99_us, cpu_pinger_us_per_msg: p.cpu_us_per_msg, cpu_echoer_us_per_msg: e.cpu_us_per_msg };
+  });
+  return medians(runs);
+}
+
+/** Messages per write of the batched socket baseline. */
+export const SOCKET_BATCH = 256;
+
+/**
+ * The socket streaming baseline: N messages of SIZE bytes, one write per message (batch 1) or `batch`
+ * copied into each write; {rate (messages/s), gbps} at the receiving side, the median of RUNS runs.
+ */
+export async function socketStream(sock: string, n: number, size: number, batch: number, env: Record<string, string>): Promise<{ rate: number; gbps: number }> {
+  return medians(await repeat(() => serverAndClient<{ rate: number; gbps: number }>(['socket-peer', ['sink', sock, String(n), String(size)]], ['socket-peer', ['flood', sock, String(n), String(size), String(batch)]], env, 'server')));
+}
+
+/** A C reference's figure: the median of RUNS runs. */
+export async function runCRuns<T extends object>(binary: string, args: string[]): Promise<T> {
+  return medians(await repeat(() => runC<T>(binary, args)));
 }
 
 export interface Row {
@@ -153,18 +235,46 @@ export interface Row {
   softdpu: string;
   reference: string;
   ratio: string;
+  /** The target and whether this run met it (see `target()`), when the row has one. */
+  target?: string;
 }
 
-/** Prints rows as an aligned table. */
+/**
+ * Prints rows as an aligned table. Latency cells read "p50 / p99", and their ratios "p50 ratio / p99
+ * ratio"; "CPU" rows give each process's CPU time (user + system) per message.
+ */
 export function printTable(title: string, rows: Row[]): void {
-  const header: Row = { what: 'measurement', softdpu: 'softdpu (Node)', reference: 'reference', ratio: 'ratio' };
-  const all = [header, ...rows];
-  const width = (k: keyof Row) => Math.max(...all.map((r) => r[k].length));
-  const line = (r: Row) => `  ${r.what.padEnd(width('what'))}  ${r.softdpu.padStart(width('softdpu'))}  ${r.reference.padStart(width('reference'))}  ${r.ratio.padStart(width('ratio'))}`;
-  process.stdout.write(`\n${title}\n${line(header)}\n${all.slice(1).map(line).join('\n')}\n`);
+  const header: Required<Row> = { what: 'measurement', softdpu: 'softdpu (Node)', reference: 'reference', ratio: 'ratio', target: 'target: this run' };
+  const keys = (rows.some((r) => r.target) ? ['what', 'softdpu', 'reference', 'ratio', 'target'] : ['what', 'softdpu', 'reference', 'ratio']) as (keyof Row)[];
+  const all: Row[] = [header, ...rows];
+  const width = (k: keyof Row) => Math.max(...all.map((r) => (r[k] ?? '').length));
+  const line = (r: Row) => '  ' + keys.map((k) => (k === 'what' || k === 'target' ? (r[k] ?? '').padEnd(width(k)) : (r[k] ?? '').padStart(width(k)))).join('  ').trimEnd();
+  process.stdout.write(`\n${title}\n${line(header)}\n${rows.map(line).join('\n')}\n`);
 }
 
-export const us = (x: number) => `${x.toFixed(2)} us`;
+/** A target cell, "<= 1.0x: met" or "<= 1.0x: MISSED", from the measured value (never asserted). */
+export function target(value: number, op: '<=' | '>=' | '<', limit: number, unit: string): string {
+  const met = op === '<=' ? value <= limit : op === '<' ? value < limit : value >= limit;
+  return `${op} ${unit.startsWith('x') ? limit.toFixed(1) : limit}${unit}: ${met ? 'met' : 'MISSED'}`;
+}
+
+/** A latency cell: "p50 / p99 us". */
+export const lat = (r: Rtt) => `${r.p50_us.toFixed(2)} / ${r.p99_us.toFixed(2)} us`;
+/** The ratios of two latencies, p50 and p99. */
+export const latRatio = (a: Rtt, b: Rtt) => `${ratio(a.p50_us / b.p50_us)} / ${ratio(a.p99_us / b.p99_us)}`;
+/** A CPU cell: "pinger / echoer us" per round trip. */
+export const cpuCell = (r: Rtt) => `${(r.cpu_pinger_us_per_msg ?? NaN).toFixed(1)} / ${(r.cpu_echoer_us_per_msg ?? NaN).toFixed(1)} us`;
+const cpuSum = (r: Rtt) => (r.cpu_pinger_us_per_msg ?? NaN) + (r.cpu_echoer_us_per_msg ?? NaN);
+
+/**
+ * Two rows for a sleeping round trip: latency (with its target, when given) and the CPU both processes
+ * spent per round trip (ratio of the sums).
+ */
+export function rttRows(what: string, soft: Rtt, ref: Rtt, refLabel: string, targetCell?: string): Row[] {
+  const row: Row = { what, softdpu: lat(soft), reference: `${lat(ref)} (${refLabel})`, ratio: latRatio(soft, ref) };
+  if (targetCell) row.target = targetCell;
+  return [row, { what: '  CPU per round trip: pinger / echoer', softdpu: cpuCell(soft), reference: `${cpuCell(ref)} (${refLabel})`, ratio: ratio(cpuSum(soft) / cpuSum(ref)) }];
+}
 export const gbps = (x: number) => `${x.toFixed(2)} GB/s`;
 export const ratio = (x: number) => `${x.toFixed(2)}x`;
 export const msgRate = (x: number) => `${(x / 1e6).toFixed(2)} M msg/s`;

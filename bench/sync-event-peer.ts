@@ -1,39 +1,33 @@
 /**
  * Sides of the sync event benchmark, each in its own process of one fabric (SOFTDPU_FABRIC):
  *   a <busy|yield|async> N FILE   creates two events, writes their blobs to FILE, then N round trips:
- *                                 set e1 = i, wait for e2 == i; prints {"p50_us","p99_us"} of the RTT
- *   b <busy|yield|async> N FILE   imports them: waits for e1 == i, sets e2 = i
+ *                                 set e1 = i, wait for e2 == i; prints {"p50_us","p99_us","cpu_us_per_msg"}
+ *   b <busy|yield|async> N FILE   imports them: waits for e1 == i, sets e2 = i; prints {"cpu_us_per_msg"}
+ *   idle-a FILE / idle-b FILE     as a and b, each with an async wait pending under pe.run() (a: e2 == 1,
+ *                                 b: e1 == 1) for 1 s; print {"cpu_pct"} of that second; then b sets e2 = 1
+ *                                 and both end
  *   hold FILE TARGET              creates e1 as 'a' does, and exits once it reaches TARGET (polled)
  *   add N FILE START              imports e1 and does N update_add(1) from wall-clock time START (ms),
  *                                 prints {"start","end"} (epoch ms)
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { type Dev, openDeviceByPci } from '../src/core/dev.js';
-import { ProgressEngine } from '../src/core/pe.js';
-import type { Task } from '../src/core/task.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { openDeviceByPci } from '../src/core/dev.js';
 import { U64_MAX } from '../src/sync-event/condition.js';
-import type { SyncEventContext } from '../src/sync-event/ctx.js';
 import { SyncEvent } from '../src/sync-event/sync-event.js';
-import { percentiles } from './lib.js';
+import { cpuMeter, idleCpu, printCpu, printRtt } from './lib.js';
+import { ARM, asyncSide, creatorEvent, HOST } from './peer-lib.js';
 
 const args = process.argv.slice(2);
-const role = args[0];
-// 'add' and 'hold' have no mode: add N FILE START, hold FILE TARGET.
-const [mode, count, file, startAt] = role === 'add' ? ['busy', ...args.slice(1)] : role === 'hold' ? ['busy', args[2], args[1]] : args.slice(1);
+const role = args[0]!;
+// 'add' and 'hold' have no mode: add N FILE START, hold FILE TARGET; idle-a/b FILE.
+const [mode, count, file, startAt] =
+  role === 'add' ? ['busy', ...args.slice(1)] : role === 'hold' ? ['busy', args[2], args[1]] : role.startsWith('idle') ? ['async', '1', args[1]] : args.slice(1);
 const n = Number(count);
 
-function asyncSide(event: SyncEvent): { ctx: SyncEventContext; pe: ProgressEngine } {
-  const pe = ProgressEngine.create();
-  const ctx = event.asCtx();
-  pe.connectCtx(ctx);
-  const free = (t: Task) => t.free();
-  ctx.taskNotifySetSetConf(free, free, 1);
-  ctx.taskWaitEqSetConf(free, free, 1);
-  ctx.start();
-  return { ctx, pe };
-}
+type Side = ReturnType<typeof asyncSide>;
 
-async function waitEq(event: SyncEvent, side: ReturnType<typeof asyncSide> | undefined, value: bigint): Promise<void> {
+async function waitEq(event: SyncEvent, side: Side | undefined, value: bigint): Promise<void> {
   if (mode === 'busy') event.waitEq(value);
   else if (mode === 'yield') event.waitEqYield(value);
   else {
@@ -44,42 +38,44 @@ async function waitEq(event: SyncEvent, side: ReturnType<typeof asyncSide> | und
   }
 }
 
-function set(event: SyncEvent, value: bigint): void {
-  event.updateSet(value);
-}
+/** The async sides of both events, or starts them for synchronous waits. */
+const sides = (events: SyncEvent[]): Side[] => (mode === 'async' ? events.map(asyncSide) : (events.forEach((e) => e.start()), []));
 
-function creatorEvent(dev: Dev): SyncEvent {
-  const e = SyncEvent.create();
-  e.addPublisherLocationRemotePci();
-  e.addSubscriberLocationCpu(dev);
-  return e;
+/** Sits for 1 s with an async wait on `event` == 1 pending, and prints this process's CPU over it. */
+async function idle(event: SyncEvent, side: Side): Promise<{ wait: Promise<void> }> {
+  const wait = waitEq(event, side, 1n);
+  process.stdout.write(JSON.stringify({ cpu_pct: await idleCpu(() => sleep(1000)) }) + '\n');
+  return { wait };
 }
 
 if (role === 'hold') {
-  const dev = openDeviceByPci('03:00.0');
+  const dev = openDeviceByPci(ARM);
   const e1 = creatorEvent(dev);
   e1.start();
   writeFileSync(file!, Buffer.from(e1.exportToRemotePci(dev)).toString('hex'));
   process.stdout.write('ready\n');
   // Polled: a sleeping waiter would make every add ring the bell, and the adds are what is measured.
   const timer = setInterval(() => e1.get() >= BigInt(n) && clearInterval(timer), 20);
-} else if (role === 'a') {
-  const dev = openDeviceByPci('03:00.0');
+} else if (role === 'a' || role === 'idle-a') {
+  const dev = openDeviceByPci(ARM);
   const [e1, e2] = [creatorEvent(dev), creatorEvent(dev)];
-  const sides = mode === 'async' ? [asyncSide(e1), asyncSide(e2)] : (e1.start(), e2.start(), []);
+  const s = sides([e1, e2]);
   writeFileSync(file!, [e1, e2].map((e) => Buffer.from(e.exportToRemotePci(dev)).toString('hex')).join('\n'));
   process.stdout.write('ready\n');
-  const samples: number[] = [];
-  for (let i = 1; i <= n; i++) {
-    const t0 = performance.now();
-    set(e1, BigInt(i));
-    await waitEq(e2, sides[1], BigInt(i));
-    samples.push((performance.now() - t0) * 1000);
+  if (role === 'idle-a') await (await idle(e2, s[1]!)).wait;
+  else {
+    const samples: number[] = [];
+    const cpu = cpuMeter();
+    for (let i = 1; i <= n; i++) {
+      const t0 = performance.now();
+      e1.updateSet(BigInt(i));
+      await waitEq(e2, s[1], BigInt(i));
+      samples.push((performance.now() - t0) * 1000);
+    }
+    printRtt(samples, cpu());
   }
-  const { p50, p99 } = percentiles(samples);
-  process.stdout.write(JSON.stringify({ p50_us: p50, p99_us: p99 }) + '\n');
 } else {
-  const dev = openDeviceByPci('b1:00.0');
+  const dev = openDeviceByPci(HOST);
   const [b1, b2] = readFileSync(file!, 'utf8').split('\n').map((h) => new Uint8Array(Buffer.from(h, 'hex')));
   const e1 = SyncEvent.createFromExport(dev, b1!);
   if (role === 'add') {
@@ -90,10 +86,20 @@ if (role === 'hold') {
     process.stdout.write(JSON.stringify({ start, end: Date.now() }) + '\n');
   } else {
     const e2 = SyncEvent.createFromExport(dev, b2!);
-    const sides = mode === 'async' ? [asyncSide(e1), asyncSide(e2)] : (e1.start(), e2.start(), []);
-    for (let i = 1; i <= n; i++) {
-      await waitEq(e1, sides[0], BigInt(i));
-      set(e2, BigInt(i));
+    const s = sides([e1, e2]);
+    if (role === 'idle-b') {
+      await idle(e1, s[0]!);
+      e2.updateSet(1n); // lets a end
+      await sleep(50);
+      process.exit(0); // e1 never reaches 1: the pending wait would keep this side forever
+    } else {
+      let cpu = () => 0;
+      for (let i = 1; i <= n; i++) {
+        await waitEq(e1, s[0], BigInt(i));
+        if (i === 1) cpu = cpuMeter();
+        e2.updateSet(BigInt(i));
+      }
+      printCpu(cpu(), n);
     }
   }
 }

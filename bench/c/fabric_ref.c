@@ -1,10 +1,23 @@
 /*
- * C reference for bench/fabric.bench.ts: the physical limits the Node figures are compared with, measured
- * in the same run on the same machine.
- *   fabric_ref spin  N [CPU_A CPU_B]   cross-process ping-pong, both sides spinning on a shared cache line
- *   fabric_ref futex N [CPU_A CPU_B]   the same, sleeping in FUTEX_WAIT, woken by FUTEX_WAKE
- *                                      (with CPUs: the pinger runs on CPU_A, the ponger on CPU_B)
- *   fabric_ref copy  SIZE    memcpy bandwidth into a 64 MiB shared mapping, walking it
+ * C reference for the benchmarks: the physical limits the Node figures are compared with, measured in the
+ * same run on the same machine. With CPUs given, the first side (pinger, or consumer) runs on CPU_A and
+ * the second (echoer, or producer) on CPU_B.
+ *   fabric_ref spin    N [CPU_A CPU_B]  ping-pong, both sides spinning on a shared cache line
+ *   fabric_ref yield   N [CPU_A CPU_B]  the same, each side calling sched_yield() until the value changes
+ *   fabric_ref futex   N [CPU_A CPU_B]  the same, sleeping in FUTEX_WAIT, woken by FUTEX_WAKE
+ *   fabric_ref pipe    N [CPU_A CPU_B]  each side blocks in read() on its own pipe; the other writes 1 byte
+ *   fabric_ref eventfd N [CPU_A CPU_B]  each side blocks in read() on its own eventfd; the other writes 1
+ *       (the limits of a doorbell wake); each prints {"p50_us","p99_us"} and, for the sleeping ones,
+ *       the CPU time (getrusage, user + system) of each side per round trip
+ *   fabric_ref ring_rtt SIZE N [CPU_A CPU_B]  ping-pong of SIZE bytes through shared buffers, both sides
+ *       asleep in FUTEX_WAIT: the pinger copies SIZE bytes in, the echoer copies them to the reply buffer
+ *   fabric_ref shm_ring SIZE COUNT POSTED [CPU_A CPU_B]  the comch fast path as two C processes: the
+ *       consumer posts POSTED buffers of SIZE bytes in a shared mapping; the producer memcpy()s each
+ *       payload from a private buffer into the next posted buffer and publishes a completion (buffer,
+ *       length); the consumer takes completions in order, reads the first and last 8 bytes of the
+ *       payload in place and reposts the buffer. Both busy-poll. Prints {"gbps","rate"} over the
+ *       consumer's first to last completion, as the Node consumer does.
+ *   fabric_ref copy SIZE  memcpy bandwidth into a 64 MiB shared mapping, walking it
  * Prints one JSON object.
  */
 #define _GNU_SOURCE
@@ -14,7 +27,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -24,6 +39,13 @@ static double now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+/* CPU time of this process so far (user + system), in microseconds. */
+static double cpu_us(void) {
+  struct rusage r;
+  getrusage(RUSAGE_SELF, &r);
+  return (r.ru_utime.tv_sec + r.ru_stime.tv_sec) * 1e6 + r.ru_utime.tv_usec + r.ru_stime.tv_usec;
 }
 
 static int cmp(const void *a, const void *b) {
@@ -39,13 +61,17 @@ static int cmp(const void *a, const void *b) {
 #define cpu_relax() ((void)0)
 #endif
 
+enum mode { SPIN, YIELD, FUTEX, PIPE, EVENTFD };
+static const char *mode_names[] = {"spin", "yield", "futex", "pipe", "eventfd"};
+
 static void fwait(uint32_t *w, uint32_t v) { syscall(SYS_futex, w, FUTEX_WAIT, v, NULL, NULL, 0); }
 static void fwake(uint32_t *w) { syscall(SYS_futex, w, FUTEX_WAKE, 1, NULL, NULL, 0); }
 
-static void await_value(uint32_t *w, uint32_t target, int sleep) {
+static void await_value(uint32_t *w, uint32_t target, enum mode m) {
   uint32_t v;
   while ((v = __atomic_load_n(w, __ATOMIC_ACQUIRE)) != target) {
-    if (sleep) fwait(w, v);
+    if (m == FUTEX) fwait(w, v);
+    else if (m == YIELD) sched_yield();
     else cpu_relax();
   }
 }
@@ -58,34 +84,185 @@ static void pin(int cpu) {
   sched_setaffinity(0, sizeof set, &set);
 }
 
-static int pingpong(int n, int sleep, int cpu_a, int cpu_b) {
-  uint32_t *shm = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  uint32_t *ping = shm, *pong = shm + 16; /* separate cache lines */
+static void *shared(size_t size) {
+  void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) {
+    perror("mmap");
+    exit(1);
+  }
+  memset(p, 0, size); /* fault the pages in first: we measure the exchange, not page faults */
+  return p;
+}
+
+/* Sorts round trips (ns) after dropping the first 10% and prints them with both sides' CPU per trip. */
+static void report(const char *mode, int n, double *rtt, double cpu_a, double cpu_b) {
+  int skip = n / 10, m = n - skip;
+  qsort(rtt + skip, m, sizeof(double), cmp);
+  printf("{\"mode\":\"%s\",\"n\":%d,\"p50_us\":%.3f,\"p99_us\":%.3f,\"cpu_pinger_us_per_msg\":%.3f,\"cpu_echoer_us_per_msg\":%.3f}\n", mode, n,
+         rtt[skip + m / 2] / 1e3, rtt[skip + (int)(m * 0.99)] / 1e3, cpu_a / n, cpu_b / n);
+}
+
+/* The doorbell of one side: a word to change (and wake, when sleeping), or an fd to write to. */
+struct side {
+  uint32_t *word;
+  int rfd, wfd;
+};
+
+static void ring_bell(struct side *s, uint32_t i, enum mode m) {
+  if (m == PIPE || m == EVENTFD) {
+    uint64_t one = 1;
+    if (write(s->wfd, &one, m == PIPE ? 1 : 8) < 0) _exit(1);
+    return;
+  }
+  __atomic_store_n(s->word, i, __ATOMIC_RELEASE);
+  if (m == FUTEX) fwake(s->word);
+}
+
+static void await_bell(struct side *s, uint32_t i, enum mode m) {
+  if (m == PIPE || m == EVENTFD) {
+    uint64_t v;
+    if (read(s->rfd, &v, m == PIPE ? 1 : 8) <= 0) _exit(1);
+    return;
+  }
+  await_value(s->word, i, m);
+}
+
+static struct side make_side(uint32_t *word, enum mode m) {
+  struct side s = {word, -1, -1};
+  if (m == PIPE) {
+    int fds[2];
+    if (pipe(fds) != 0) exit(1);
+    s.rfd = fds[0];
+    s.wfd = fds[1];
+  } else if (m == EVENTFD) {
+    s.rfd = s.wfd = eventfd(0, 0);
+  }
+  return s;
+}
+
+static int pingpong(int n, enum mode m, int cpu_a, int cpu_b) {
+  uint32_t *shm = shared(4096);
+  double *echo_cpu = (double *)(shm + 32);
+  struct side ping = make_side(shm, m), pong = make_side(shm + 16, m); /* separate cache lines */
   pid_t pid = fork();
   if (pid == 0) {
     pin(cpu_b);
+    double c0 = 0;
     for (uint32_t i = 1; i <= (uint32_t)n; i++) {
-      await_value(ping, i, sleep);
-      __atomic_store_n(pong, i, __ATOMIC_RELEASE);
-      if (sleep) fwake(pong);
+      await_bell(&ping, i, m);
+      if (i == 1) c0 = cpu_us();
+      ring_bell(&pong, i, m);
     }
+    *echo_cpu = cpu_us() - c0;
     _exit(0);
   }
   pin(cpu_a);
   double *rtt = malloc(sizeof(double) * n);
+  double c0 = cpu_us();
   for (uint32_t i = 1; i <= (uint32_t)n; i++) {
     double t0 = now_ns();
-    __atomic_store_n(ping, i, __ATOMIC_RELEASE);
-    if (sleep) fwake(ping);
-    await_value(pong, i, sleep);
+    ring_bell(&ping, i, m);
+    await_bell(&pong, i, m);
     rtt[i - 1] = now_ns() - t0;
   }
+  double cpu = cpu_us() - c0;
   waitpid(pid, NULL, 0);
-  int skip = n / 10;
-  qsort(rtt + skip, n - skip, sizeof(double), cmp);
-  int m = n - skip;
-  printf("{\"mode\":\"%s\",\"n\":%d,\"p50_us\":%.3f,\"p99_us\":%.3f}\n", sleep ? "futex" : "spin", n,
-         rtt[skip + m / 2] / 1e3, rtt[skip + (int)(m * 0.99)] / 1e3);
+  report(mode_names[m], n, rtt, cpu, *echo_cpu);
+  return 0;
+}
+
+static uint64_t touch(const uint8_t *p, size_t len) {
+  uint64_t a, b;
+  memcpy(&a, p, 8);
+  memcpy(&b, p + len - 8, 8);
+  return a ^ b;
+}
+
+static int ring_rtt(size_t size, int n, int cpu_a, int cpu_b) {
+  uint8_t *shm = shared(4096 + 2 * size);
+  uint32_t *ping = (uint32_t *)shm, *pong = (uint32_t *)(shm + 64);
+  double *echo_cpu = (double *)(shm + 128);
+  uint8_t *request = shm + 4096, *reply = request + size;
+  pid_t pid = fork();
+  if (pid == 0) {
+    pin(cpu_b);
+    double c0 = 0;
+    for (uint32_t i = 1; i <= (uint32_t)n; i++) {
+      await_value(ping, i, FUTEX);
+      if (i == 1) c0 = cpu_us();
+      memcpy(reply, request, size);
+      __atomic_store_n(pong, i, __ATOMIC_RELEASE);
+      fwake(pong);
+    }
+    *echo_cpu = cpu_us() - c0;
+    _exit(0);
+  }
+  pin(cpu_a);
+  uint8_t *src = malloc(size);
+  memset(src, 0x5a, size);
+  double *rtt = malloc(sizeof(double) * n);
+  volatile uint64_t sink = 0;
+  double c0 = cpu_us();
+  for (uint32_t i = 1; i <= (uint32_t)n; i++) {
+    double t0 = now_ns();
+    memcpy(request, src, size);
+    __atomic_store_n(ping, i, __ATOMIC_RELEASE);
+    fwake(ping);
+    await_value(pong, i, FUTEX);
+    sink ^= touch(reply, size);
+    rtt[i - 1] = now_ns() - t0;
+  }
+  double cpu = cpu_us() - c0;
+  waitpid(pid, NULL, 0);
+  report("ring_rtt", n, rtt, cpu, *echo_cpu);
+  return 0;
+}
+
+struct completion {
+  uint32_t buf, len;
+};
+
+static int shm_ring(size_t size, long count, uint32_t posted, int cpu_consumer, int cpu_producer) {
+  /* Control page: posted count and completed count on their own cache lines, then the two rings. */
+  size_t ctl = 4096 + posted * (sizeof(uint32_t) + sizeof(struct completion));
+  ctl = (ctl + 4095) & ~(size_t)4095;
+  uint8_t *shm = shared(ctl + (size_t)posted * size);
+  uint32_t *post_head = (uint32_t *)shm, *comp_head = (uint32_t *)(shm + 64);
+  uint32_t *post = (uint32_t *)(shm + 4096);
+  struct completion *comp = (struct completion *)(post + posted);
+  uint8_t *data = shm + ctl;
+  pid_t pid = fork();
+  if (pid == 0) { /* producer */
+    pin(cpu_producer);
+    uint8_t *src = malloc(size);
+    memset(src, 0x5a, size);
+    for (uint32_t k = 0; k < (uint32_t)count; k++) {
+      while (__atomic_load_n(post_head, __ATOMIC_ACQUIRE) == k) cpu_relax();
+      uint32_t b = post[k % posted];
+      memcpy(data + (size_t)b * size, src, size);
+      comp[k % posted] = (struct completion){b, (uint32_t)size};
+      __atomic_store_n(comp_head, k + 1, __ATOMIC_RELEASE);
+    }
+    _exit(0);
+  }
+  pin(cpu_consumer);
+  for (uint32_t i = 0; i < posted; i++) post[i] = i;
+  __atomic_store_n(post_head, posted, __ATOMIC_RELEASE);
+  volatile uint64_t sink = 0;
+  double first = 0, last = 0;
+  for (uint32_t k = 0; k < (uint32_t)count; k++) {
+    while (__atomic_load_n(comp_head, __ATOMIC_ACQUIRE) == k) cpu_relax();
+    if (k == 0) first = now_ns();
+    struct completion c = comp[k % posted];
+    sink ^= touch(data + (size_t)c.buf * size, c.len);
+    post[(k + posted) % posted] = c.buf;
+    __atomic_store_n(post_head, k + 1 + posted, __ATOMIC_RELEASE);
+  }
+  last = now_ns();
+  waitpid(pid, NULL, 0);
+  double seconds = (last - first) / 1e9;
+  printf("{\"mode\":\"shm_ring\",\"size\":%zu,\"count\":%ld,\"posted\":%u,\"gbps\":%.3f,\"rate\":%.0f}\n", size, count, posted,
+         (count - 1) * (double)size / seconds / 1e9, (count - 1) / seconds);
   return 0;
 }
 
@@ -112,10 +289,16 @@ static int copy(size_t size) {
 }
 
 int main(int argc, char **argv) {
-  int a = argc == 5 ? atoi(argv[3]) : -1, b = argc == 5 ? atoi(argv[4]) : -1;
-  if ((argc == 3 || argc == 5) && !strcmp(argv[1], "spin")) return pingpong(atoi(argv[2]), 0, a, b);
-  if ((argc == 3 || argc == 5) && !strcmp(argv[1], "futex")) return pingpong(atoi(argv[2]), 1, a, b);
+  /* Optional trailing CPU_A CPU_B after `fixed` arguments (the mode included). */
+#define CPUS(fixed) (argc == (fixed) + 3 ? atoi(argv[(fixed) + 1]) : -1), (argc == (fixed) + 3 ? atoi(argv[(fixed) + 2]) : -1)
+#define ARGS_OK(fixed) (argc == (fixed) + 1 || argc == (fixed) + 3)
+  for (int m = SPIN; m <= EVENTFD; m++)
+    if (ARGS_OK(2) && !strcmp(argv[1], mode_names[m])) return pingpong(atoi(argv[2]), m, CPUS(2));
+  if (ARGS_OK(3) && !strcmp(argv[1], "ring_rtt")) return ring_rtt((size_t)atol(argv[2]), atoi(argv[3]), CPUS(3));
+  if (ARGS_OK(4) && !strcmp(argv[1], "shm_ring")) return shm_ring((size_t)atol(argv[2]), atol(argv[3]), (uint32_t)atol(argv[4]), CPUS(4));
   if (argc == 3 && !strcmp(argv[1], "copy")) return copy((size_t)atol(argv[2]));
-  fprintf(stderr, "usage: fabric_ref spin|futex N [CPU_A CPU_B] | copy SIZE\n");
+  fprintf(stderr,
+          "usage: fabric_ref spin|yield|futex|pipe|eventfd N [CPU_A CPU_B] | ring_rtt SIZE N [CPU_A CPU_B]\n"
+          "       | shm_ring SIZE COUNT POSTED [CPU_A CPU_B] | copy SIZE\n");
   return 2;
 }
