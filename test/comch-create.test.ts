@@ -94,6 +94,8 @@ test('get_connection before RUNNING is BAD_STATE; a second server with the same 
   assert.throws(() => client.getConnection(), code('DOCA_ERROR_BAD_STATE', /IDLE, not RUNNING/));
   const pe = ProgressEngine.create();
   pe.connectCtx(client);
+  assert.throws(() => client.start(), code('DOCA_ERROR_BAD_STATE', /doca_comch_client_task_send_set_conf/), 'DOCA: the send task callback is mandatory');
+  client.taskSendSetConf(() => {}, () => {}, 1);
   assert.equal(client.start(), 'DOCA_ERROR_IN_PROGRESS');
   assert.throws(() => client.getConnection(), code('DOCA_ERROR_BAD_STATE', /STARTING/));
   assert.equal(client.stop(), 'DOCA_SUCCESS');
@@ -103,6 +105,7 @@ test('get_connection before RUNNING is BAD_STATE; a second server with the same 
   const second = ComchServer.create(arm, rep, 'dup');
   pe.connectCtx(first);
   pe.connectCtx(second);
+  for (const s of [first, second]) s.taskSendSetConf(() => {}, () => {}, 1);
   first.start();
   assert.throws(() => second.start(), code('DOCA_ERROR_ALREADY_EXIST', /named "dup" already runs on 0000:03:00\.0 for 0000:b1:00\.0/));
   assert.equal(second.state, 'IDLE');

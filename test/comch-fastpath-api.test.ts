@@ -14,7 +14,12 @@ import { code } from './helpers/errors.js';
  * A consumer on the server's side of `p` over `map` and a producer on the client's side, set up by
  * `configure` while idle, both on one more engine that `p` drives; resolves once the consumer is RUNNING.
  */
-async function startEndpoints(p: Pair, map: Mmap, configure: (consumer: ComchConsumer, producer: ComchProducer) => void = () => {}): Promise<{ consumer: ComchConsumer; producer: ComchProducer }> {
+const quietTasks = (consumer: ComchConsumer, producer: ComchProducer) => {
+  consumer.taskPostRecvSetConf(() => {}, () => {}, 4);
+  producer.taskSendSetConf(() => {}, () => {}, 4);
+};
+
+async function startEndpoints(p: Pair, map: Mmap, configure: (consumer: ComchConsumer, producer: ComchProducer) => void = quietTasks): Promise<{ consumer: ComchConsumer; producer: ComchProducer }> {
   const consumer = ComchConsumer.create(p.serverConn, map);
   const producer = ComchProducer.create(p.clientConn);
   configure(consumer, producer);
@@ -38,6 +43,10 @@ test('consumers and producers: ids unique per connection, new and expired events
   assert.equal(new Set(consumers.map((c) => c.getId())).size, 2);
   assert.equal(new Set(producers.map((c) => c.getId())).size, 2);
   for (const c of [...consumers, ...producers]) cpe.connectCtx(c);
+  assert.throws(() => producers[0]!.start(), code('DOCA_ERROR_BAD_STATE', /send task configuration/), 'DOCA: the send task callback is mandatory');
+  assert.throws(() => consumers[0]!.start(), code('DOCA_ERROR_BAD_STATE', /post-receive task configuration/));
+  quietTasks(consumers[0]!, producers[0]!);
+  quietTasks(consumers[1]!, producers[1]!);
   assert.equal(producers[0]!.start(), 'DOCA_SUCCESS', 'a producer reaches RUNNING at once');
   assert.equal(consumers[0]!.start(), 'DOCA_ERROR_IN_PROGRESS');
   assert.equal(consumers[0]!.state, 'STARTING');

@@ -83,6 +83,7 @@ export class ComchClient extends ComchCtx {
   }
 
   protected _doStart(): boolean {
+    this.checkMandatory('doca_ctx_start');
     this.retryTimer = setTimeout(() => this.attempt(), 0);
     return false;
   }

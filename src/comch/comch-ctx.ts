@@ -194,6 +194,15 @@ export abstract class ComchCtx extends Context {
     }
   }
 
+  /**
+   * DOCA's mandatory configuration before start: the send task callback. (The receive callback and the
+   * server's connection callbacks are mandatory in DOCA too; softdpu lets a program take messages and
+   * connections from iterators instead, so it does not ask for them: docs/comch.md.)
+   */
+  protected checkMandatory(call: string): void {
+    if (!this.taskConf('send')) throw new DocaError('BAD_STATE', call, `set the send task configuration (${this.prefix}_task_send_set_conf) before starting`);
+  }
+
   /** Throws IN_USE if `connection` (or any connection) has producers or consumers on this side. */
   protected checkNoChildren(call: string, connection?: ComchConnection): void {
     for (const conn of connection ? [connection] : this.conns) {

@@ -22,7 +22,7 @@ import { sdkLogSource } from '../core/log.js';
 import { PullIterator } from '../core/pull.js';
 import type { WaitOptions } from '../core/wait.js';
 import { type BellRef, publishBellRef, unpublishBellRef } from '../fabric/doorbell.js';
-import { type ProcessIdentity, watchProcess } from '../fabric/liveness.js';
+import { type ProcessIdentity, selfThread, watchProcess } from '../fabric/liveness.js';
 import { RingReader, RingWriter } from '../fabric/ring.js';
 import type { Segment } from '../fabric/segment.js';
 import type { ComchCtx } from './comch-ctx.js';
@@ -76,6 +76,7 @@ export class ComchConnection implements WakeSource {
   private readonly controlIn: RingReader;
   private lastRequest = -1;
   private readonly announced = new Set<number>();
+  private readonly ownerWatches = new Map<number, { key: string; unwatch: () => void }>();
   private readonly record = new Uint8Array(CONTROL_PAYLOAD);
   /** Producers and consumers made from this object in this thread (the teardown helper stops them). */
   readonly _children = new Set<Context>();
@@ -285,7 +286,10 @@ export class ComchConnection implements WakeSource {
 
   private write(task: ComchSendTask): boolean {
     const message = task.getMessage();
-    if (!this.writer.push(RecordType.MSG, message)) return false;
+    if (!this.writer.push(RecordType.MSG, message)) {
+      if (this.writer.corrupt) this.corrupted('its receive queue index');
+      return false;
+    }
     this.live[ComchCounter.SENT_MESSAGES]!++;
     this.live[ComchCounter.SENT_BYTES]! += message.length;
     this.owner._sendDone(task);
@@ -298,9 +302,7 @@ export class ComchConnection implements WakeSource {
       const rec = this.reader.peek();
       if (!rec) break;
       if (rec.length < 0 || (rec.type !== RecordType.MSG && rec.type !== RecordType.DISCONNECT)) {
-        log.err(`connection ${this.id}: corrupt record (type ${rec.type}) from pid ${this.peer.pid}; dropping the connection`);
-        this.peerGone(new DocaError('CONNECTION_ABORTED', 'comch connection', `the peer (pid ${this.peer.pid}) wrote a corrupt record`));
-        this.reader.advance();
+        this.corrupted(`a record (type ${rec.type}, length ${rec.length < 0 ? 'or index out of range' : rec.length})`);
         break;
       }
       if (rec.type === RecordType.DISCONNECT) {
@@ -328,6 +330,13 @@ export class ComchConnection implements WakeSource {
     this.registry.ringContext(this.peerSide);
   }
 
+  /** The peer wrote something no valid connection holds: the connection ends with CONNECTION_ABORTED. */
+  private corrupted(what: string): void {
+    log.err(`connection ${this.id}: the peer (pid ${this.peer.pid}) corrupted ${what}; dropping the connection`);
+    this.reader.abandon();
+    this.peerGone(new DocaError('CONNECTION_ABORTED', 'comch connection', `the peer (pid ${this.peer.pid}) corrupted ${what}`));
+  }
+
   private peerGone(reason: DocaError): void {
     if (this.state === 'closed') return;
     if (this.state !== 'closing') {
@@ -347,42 +356,47 @@ export class ComchConnection implements WakeSource {
     if (bell !== this.lastRequest) {
       this.lastRequest = bell;
       const r = this.registry;
+      r.reap(this.side);
+      this.watchOwners();
       for (let i = 0; i < this.layout.entries; i++) {
         const state = r.state(i);
         if ((state !== CONSUMER.REQUESTED && state !== CONSUMER.EXPIRING) || r.side(i) !== this.side || !r.isConsumer(i)) continue;
         const announce = state === CONSUMER.REQUESTED;
         if (!announce && !this.announced.has(i)) {
-          r.setState(i, CONSUMER.EXPIRED); // it never reached the peer: nothing to tell
-          r.ringEndpoint(i);
+          if (r.casState(i, CONSUMER.EXPIRING, CONSUMER.EXPIRED)) r.ringEndpoint(i); // it never reached the peer
           continue;
         }
         new DataView(this.record.buffer).setUint32(0, i, true);
         if (!this.controlOut.push(announce ? CONTROL.CONSUMER_NEW : CONTROL.CONSUMER_EXPIRED, this.record)) {
+          if (this.controlOut.corrupt) this.corrupted('its control queue index');
           this.lastRequest = -1; // the peer's control queue is full: look again next time
           break;
         }
+        // A consumer stopping meanwhile (REQUESTED -> EXPIRING in its thread) keeps EXPIRING: the peer
+        // heard of it, so its expiry is announced in the next pass.
         if (announce) this.announced.add(i);
         else this.announced.delete(i);
-        r.setState(i, announce ? CONSUMER.ANNOUNCED : CONSUMER.EXPIRED);
-        if (!announce) r.ringEndpoint(i); // its stop may finish now
+        if (!r.casState(i, state, announce ? CONSUMER.ANNOUNCED : CONSUMER.EXPIRED)) this.lastRequest = -1;
+        else if (!announce) r.ringEndpoint(i); // its stop may finish now
         n++;
       }
       if (n > 0) this.ringPeer();
     }
-    for (let rec = this.controlIn.peek(); rec; rec = this.controlIn.peek()) {
-      const index = rec.length === CONTROL_PAYLOAD ? new DataView(this.segment.u8.buffer).getUint32(rec.offset, true) : -1;
+    for (let rec = this.controlIn.peek(); rec && this.state !== 'closing'; rec = this.controlIn.peek()) {
+      if (rec.length !== CONTROL_PAYLOAD || (rec.type !== CONTROL.CONSUMER_NEW && rec.type !== CONTROL.CONSUMER_EXPIRED)) {
+        this.corrupted(`a control record (type ${rec.type}, length ${rec.length})`);
+        break;
+      }
+      const index = new DataView(this.segment.u8.buffer).getUint32(rec.offset, true);
       this.controlIn.advance();
       n++;
-      if (index < 0 || index >= this.layout.entries || this.registry.side(index) === this.side || !this.registry.isConsumer(index)) {
-        log.err(`connection ${this.id}: the peer (pid ${this.peer.pid}) announced an invalid consumer entry; ignoring it`);
+      if (index >= this.layout.entries || this.registry.side(index) === this.side || !this.registry.isConsumer(index)) {
+        log.err(`connection ${this.id}: the peer (pid ${this.peer.pid}) announced consumer entry ${index}, which is not one of its consumers; ignoring it`);
         continue;
       }
       const id = this.registry.id(index);
       if (rec.type === CONTROL.CONSUMER_NEW) {
-        if (this.registry.state(index) === CONSUMER.ANNOUNCED) {
-          this.registry.setState(index, CONSUMER.REGISTERED);
-          this.registry.ringEndpoint(index); // its start completes now
-        }
+        if (this.registry.casState(index, CONSUMER.ANNOUNCED, CONSUMER.REGISTERED)) this.registry.ringEndpoint(index); // its start completes now
         this.owner._consumerEvent(this, id, false);
       } else {
         this.owner._consumerEvent(this, id, true);
@@ -391,7 +405,32 @@ export class ComchConnection implements WakeSource {
     return n;
   }
 
+  /**
+   * Watches the threads that own this side's endpoints (other than this one): one that ends without
+   * destroying them is reaped (its consumers expire at the peer, its entries are freed).
+   */
+  private watchOwners(): void {
+    const r = this.registry;
+    for (let i = 0; i < this.layout.entries; i++) {
+      const state = r.state(i);
+      const watch = this.ownerWatches.get(i);
+      const owner = state === CONSUMER.FREE || state === CONSUMER.RESERVING || r.side(i) !== this.side ? undefined : r.owner(i);
+      const key = owner && `${owner.pid}:${owner.tid}:${owner.tstart}`;
+      if (watch?.key === key) continue;
+      watch?.unwatch();
+      this.ownerWatches.delete(i);
+      if (!owner || (owner.pid === selfThread.pid && owner.tid === selfThread.tid)) continue;
+      const onDeath = () => {
+        Atomics.add(this.segment.i32, FP.REQUEST_BELL[this.side] / 4, 1);
+        this.owner._sourceReady(this);
+      };
+      this.ownerWatches.set(i, { key: key!, unwatch: watchProcess(owner, onDeath) });
+    }
+  }
+
   private finish(): void {
+    for (const w of this.ownerWatches.values()) w.unwatch();
+    this.ownerWatches.clear();
     this.state = 'closed';
     const reason = this.closeReason ?? new DocaError('NOT_CONNECTED', 'comch connection', `connection ${this.id} ended`);
     this.socket.destroy();

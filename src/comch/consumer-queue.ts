@@ -2,81 +2,141 @@
  * A consumer's queue: the receive buffers it posted and their completions, in a segment it owns and its
  * producers (threads or processes on the other side) map (docs/protocol.md#consumer-queue).
  *
- *   64   i32 post tail (the consumer appends posted buffers)
- *   128  i32 claim head (producers take the next posted buffer with a compare-and-swap)
+ *   64   u32 magic 'CQUE'   68 u32 version   72 u32 slots (a power of two)
+ *   128  i32 post tail (the consumer appends posted buffers)
+ *   192  i32 claim head (producers take the next posted buffer with a compare-and-swap)
  *   256  slots x 64 bytes:
- *          +0 i32 state (0 empty, 1 posted, 2 filled)   +4 u32 capacity of the posted buffer
+ *          +0 i32 state (0 empty, 1 posted, 2 filled, 3 claimed)   +4 u32 capacity of the posted buffer
  *          +8 f64 byte offset of the buffer in its memory segment
  *          +16 u32 length written   +20 u32 producer id   +24 u32 immediate data length
+ *          +28 u32 claimer (the producer's endpoint entry + 1, written right after its claim)
  *          +32 immediate data (up to 32 bytes)
  *
- * A slot is posted only once its previous use was completed, and completions are taken in slot order, so
- * buffers are consumed in the order posted even when several producers fill them concurrently. A
- * producer that filled a slot rings the consumer's bell (its entry in the connection's endpoint table).
+ * Positions are 32-bit counters that wrap; a position's slot is `position & (slots - 1)`, which stays
+ * right across the wrap because the slot count is a power of two. A slot is posted only once its
+ * previous use was completed, and completions are taken in slot order, so buffers are consumed in the
+ * order posted even when several producers fill them concurrently. A producer that filled a slot rings
+ * the consumer's bell (its entry in the connection's endpoint table).
+ *
+ * Trust: the consumer believes nothing a producer wrote but what it checks against its own records (the
+ * capacity it posted, its immediate-data length); a producer checks the header, the indices and each
+ * posted buffer's place in the memory segment before it claims, so a hostile consumer can make it fail
+ * a send but never write outside that consumer's memory.
  */
 import { SEGMENT_HEADER_SIZE, Segment } from '../fabric/segment.js';
+import { startPosition } from '../fabric/positions.js';
 
-const POST_TAIL = 64 / 4;
-const CLAIM_HEAD = 128 / 4;
+const MAGIC = 0x45555143; // 'CQUE'
+const VERSION = 2;
+const OFF_MAGIC = 64;
+const OFF_VERSION = 68;
+const OFF_SLOTS = 72;
+const POST_TAIL = 128 / 4;
+const CLAIM_HEAD = 192 / 4;
 const SLOTS = 256;
 const SLOT_SIZE = 64;
 const EMPTY = 0;
 const POSTED = 1;
 const FILLED = 2;
+const CLAIMED = 3;
 export const MAX_IMM = 32;
 
-/** A filled slot, as the consumer reads it. */
+/** A filled slot, as the consumer reads it; `bad` names what the producer got wrong. */
 export interface Filled {
   length: number;
   producerId: number;
   imm: Uint8Array;
+  bad: string | undefined;
 }
 
-function slotAt(slots: number, position: number): number {
-  return SLOTS + ((position >>> 0) % slots) * SLOT_SIZE;
+const NO_IMM = new Uint8Array(0);
+
+/** The power of two that holds `n` slots. */
+function slotCount(n: number): number {
+  return 2 ** Math.ceil(Math.log2(Math.max(1, n)));
 }
 
 /** The consumer's side of its queue. */
-const NO_IMM = new Uint8Array(0);
-
 export class ConsumerQueue {
   readonly segment: Segment;
-  private tail = 0;
-  private head = 0;
+  readonly slots: number;
+  private tail: number;
+  private head: number;
+  private readonly mask: number;
   private readonly view: DataView;
-  private readonly result: Filled = { length: 0, producerId: 0, imm: NO_IMM };
+  private readonly i32: Int32Array;
+  /** What was posted in each slot, as this side knows it (never read back from shared memory). */
+  private readonly capacity: number[];
+  private readonly result: Filled = { length: 0, producerId: 0, imm: NO_IMM, bad: undefined };
 
-  constructor(readonly slots: number) {
-    this.segment = Segment.create('consumer', SLOTS - SEGMENT_HEADER_SIZE + slots * SLOT_SIZE);
+  constructor(posted: number, private readonly immLen: number) {
+    this.slots = slotCount(posted);
+    this.mask = this.slots - 1;
+    this.segment = Segment.create('consumer', SLOTS - SEGMENT_HEADER_SIZE + this.slots * SLOT_SIZE);
     this.view = new DataView(this.segment.u8.buffer);
+    this.i32 = this.segment.i32;
+    this.capacity = new Array<number>(this.slots).fill(0);
+    this.tail = this.head = startPosition();
+    this.view.setUint32(OFF_VERSION, VERSION, true);
+    this.view.setUint32(OFF_SLOTS, this.slots, true);
+    Atomics.store(this.i32, POST_TAIL, this.tail);
+    Atomics.store(this.i32, CLAIM_HEAD, this.head);
+    Atomics.store(this.i32, OFF_MAGIC / 4, MAGIC);
   }
 
-  /** Appends a posted buffer; the caller never posts more than `slots` at once. */
+  /** Appends a posted buffer; the caller never has more than `slots` outstanding. */
   post(offset: number, capacity: number): void {
-    const at = slotAt(this.slots, this.tail);
+    const at = this.at(this.tail);
+    this.capacity[(this.tail & this.mask) >>> 0] = capacity;
     this.view.setUint32(at + 4, capacity, true);
     this.view.setFloat64(at + 8, offset, true);
-    Atomics.store(this.segment.i32, at / 4, POSTED);
+    this.view.setUint32(at + 28, 0, true);
+    Atomics.store(this.i32, at / 4, POSTED);
     this.tail = (this.tail + 1) | 0;
-    Atomics.store(this.segment.i32, POST_TAIL, this.tail);
+    Atomics.store(this.i32, POST_TAIL, this.tail);
   }
 
-  /** The oldest posted buffer if a producer filled it, else undefined (the object is reused: read it at once). */
+  /**
+   * The oldest posted buffer if a producer filled it, else undefined (the object is reused: read it at
+   * once). A value outside what was posted is reported in `bad`, not used.
+   */
   filled(): Filled | undefined {
     if (this.head === this.tail) return undefined;
-    const at = slotAt(this.slots, this.head);
-    if (Atomics.load(this.segment.i32, at / 4) !== FILLED) return undefined;
-    const immLen = Math.min(this.view.getUint32(at + 24, true), MAX_IMM);
+    const at = this.at(this.head);
+    if (Atomics.load(this.i32, at / 4) !== FILLED) return undefined;
     const r = this.result;
-    r.length = this.view.getUint32(at + 16, true);
+    const length = this.view.getUint32(at + 16, true);
+    const immLen = this.view.getUint32(at + 24, true);
+    const capacity = this.capacity[(this.head & this.mask) >>> 0]!;
+    r.length = length;
     r.producerId = this.view.getUint32(at + 20, true);
-    r.imm = immLen > 0 ? this.segment.u8.slice(at + 32, at + 32 + immLen) : NO_IMM;
+    r.bad =
+      length > capacity
+        ? `a producer reported ${length} bytes in a ${capacity}-byte buffer`
+        : immLen > Math.min(MAX_IMM, this.immLen)
+          ? `a producer reported ${immLen} bytes of immediate data (the consumer takes ${this.immLen})`
+          : r.producerId === 0
+            ? 'a producer filled a buffer without its producer id'
+            : undefined;
+    r.imm = r.bad === undefined && immLen > 0 ? this.segment.u8.slice(at + 32, at + 32 + immLen) : NO_IMM;
     return r;
   }
 
-  /** Frees the oldest slot after its completion was taken. */
+  /**
+   * The oldest posted buffer when a producer claimed it but has not filled it: its claimer (entry + 1,
+   * 0 while not yet written). Undefined when it is filled, or not claimed.
+   */
+  claimedBy(): number | undefined {
+    if (this.head === this.tail || ((Atomics.load(this.i32, CLAIM_HEAD) - this.head) | 0) <= 0) return undefined;
+    const at = this.at(this.head);
+    const state = Atomics.load(this.i32, at / 4);
+    if (state === FILLED) return undefined;
+    return state === CLAIMED ? this.view.getUint32(at + 28, true) : 0;
+  }
+
+  /** Frees the oldest slot after its completion was taken (or its claim was given up). */
   release(): void {
-    Atomics.store(this.segment.i32, slotAt(this.slots, this.head) / 4, EMPTY);
+    Atomics.store(this.i32, this.at(this.head) / 4, EMPTY);
     this.head = (this.head + 1) | 0;
   }
 
@@ -85,38 +145,82 @@ export class ConsumerQueue {
     return (this.tail - this.head) | 0;
   }
 
-  /** Withdraws every posted buffer (stopping): producers find nothing to claim any more. */
-  withdraw(): void {
-    Atomics.store(this.segment.i32, CLAIM_HEAD, Atomics.load(this.segment.i32, POST_TAIL));
+  /**
+   * Withdraws every posted buffer not claimed yet (stopping): producers find nothing to claim any more.
+   * Returns how many of the outstanding buffers were already claimed (they are still being filled).
+   */
+  withdraw(): number {
+    for (;;) {
+      const head = Atomics.load(this.i32, CLAIM_HEAD);
+      if (Atomics.compareExchange(this.i32, CLAIM_HEAD, head, this.tail) === head) {
+        const claimed = (head - this.head) | 0;
+        return claimed >= 0 && claimed <= this.outstanding ? claimed : 0;
+      }
+    }
+  }
+
+  private at(position: number): number {
+    return SLOTS + ((position & this.mask) >>> 0) * SLOT_SIZE;
   }
 }
 
-export type ClaimResult = { slot: number; offset: number } | 'empty' | { tooSmall: number };
+export type ClaimResult = { slot: number; offset: number } | 'empty' | { tooSmall: number } | { bad: string };
 
 /** A producer's view of a consumer's queue (mapped in the producer's thread). */
 export class QueueView {
   private readonly view: DataView;
-  readonly slots: number;
+  private readonly i32: Int32Array;
+  private readonly mask: number;
 
-  constructor(readonly segment: Segment) {
+  /** Checks the header; throws a string naming what is wrong with a queue that cannot be one. */
+  constructor(
+    readonly segment: Segment,
+    /** Size of the segment the posted buffers are in. */
+    private readonly memorySize: number,
+  ) {
     this.view = new DataView(segment.u8.buffer);
-    this.slots = Math.floor((segment.size - SLOTS) / SLOT_SIZE);
+    this.i32 = segment.i32;
+    const slots = this.view.getUint32(OFF_SLOTS, true);
+    if (Atomics.load(this.i32, OFF_MAGIC / 4) !== MAGIC || this.view.getUint32(OFF_VERSION, true) !== VERSION) {
+      throw new Error(`the consumer queue is not a queue of version ${VERSION}`);
+    }
+    if (slots < 1 || (slots & (slots - 1)) !== 0 || SLOTS + slots * SLOT_SIZE > segment.size) {
+      throw new Error(`the consumer queue declares ${slots} slots in a ${segment.size}-byte segment`);
+    }
+    this.mask = slots - 1;
+  }
+
+  /** Whether the consumer has no posted buffer left to claim. */
+  get empty(): boolean {
+    return Atomics.load(this.i32, CLAIM_HEAD) === Atomics.load(this.i32, POST_TAIL);
   }
 
   /**
    * Takes the next posted buffer for a `length`-byte payload: 'empty' when none is posted, `tooSmall`
-   * (with the buffer's capacity) when the next one cannot hold it (and nothing was taken).
+   * (with the buffer's capacity) when the next one cannot hold it, `bad` when the consumer wrote
+   * something no buffer can be; nothing is taken in those cases. `claimer` is written into the slot.
    */
-  claim(length: number): ClaimResult {
-    const i32 = this.segment.i32;
+  claim(length: number, claimer: number): ClaimResult {
+    const i32 = this.i32;
     for (;;) {
       const head = Atomics.load(i32, CLAIM_HEAD);
-      if (head === Atomics.load(i32, POST_TAIL)) return 'empty';
-      const at = slotAt(this.slots, head);
+      const tail = Atomics.load(i32, POST_TAIL);
+      if (Atomics.load(i32, CLAIM_HEAD) !== head) continue; // another producer claimed meanwhile: a stale pair proves nothing
+      const waiting = (tail - head) | 0;
+      if (waiting === 0) return 'empty';
+      if (waiting < 0 || waiting > this.mask + 1) return { bad: `its indices say ${waiting} buffers are posted in ${this.mask + 1} slots` };
+      const at = SLOTS + ((head & this.mask) >>> 0) * SLOT_SIZE;
       const capacity = this.view.getUint32(at + 4, true);
-      if (length > capacity) return { tooSmall: capacity };
       const offset = this.view.getFloat64(at + 8, true);
-      if (Atomics.compareExchange(i32, CLAIM_HEAD, head, (head + 1) | 0) === head) return { slot: at, offset };
+      if (!Number.isInteger(offset) || offset < SEGMENT_HEADER_SIZE || offset + capacity > this.memorySize) {
+        return { bad: `it posted a ${capacity}-byte buffer at byte ${offset} of a ${this.memorySize}-byte segment` };
+      }
+      if (length > capacity) return { tooSmall: capacity };
+      if (Atomics.compareExchange(i32, CLAIM_HEAD, head, (head + 1) | 0) === head) {
+        this.view.setUint32(at + 28, claimer, true);
+        Atomics.store(i32, at / 4, CLAIMED);
+        return { slot: at, offset };
+      }
     }
   }
 
@@ -126,6 +230,6 @@ export class QueueView {
     this.view.setUint32(slot + 20, producerId, true);
     this.view.setUint32(slot + 24, imm?.length ?? 0, true);
     if (imm) this.segment.u8.set(imm, slot + 32);
-    Atomics.store(this.segment.i32, slot / 4, FILLED);
+    Atomics.store(this.i32, slot / 4, FILLED);
   }
 }

@@ -7,13 +7,21 @@
  * progressed) has announced it to the peer and the peer has registered it; the peer's new-consumer event
  * fires then. Stopping announces its expiry the same way; the consumer stays STOPPING until it is sent.
  * Producers ring the consumer's engine when they fill a buffer; a sleeping consumer costs them one write.
+ *
+ * Nothing delivered is lost when the consumer stops or its connection ends: buffers producers already
+ * filled complete successfully, and buffers a producer claimed but is still filling are waited for
+ * (they complete when filled, or fail if that producer's thread dies) before the rest are flushed. A
+ * producer that died holding a claim does not wedge the queue: its buffer is posted again. What a
+ * producer writes is checked against what was posted; a violation fails the consumer with
+ * CONNECTION_ABORTED.
  */
 import type { DocaBuf } from '../core/buf.js';
 import { CtxState } from '../core/ctx.js';
 import { DocaError } from '../core/error.js';
 import { Fifo } from '../core/fifo.js';
 import { AccessFlag, type Mmap } from '../core/mmap.js';
-import type { TaskCompletionCb } from '../core/task.js';
+import { sdkLogSource } from '../core/log.js';
+import type { Task, TaskCompletionCb } from '../core/task.js';
 import type { WaitOptions } from '../core/wait.js';
 import { ComchConnection } from './connection.js';
 import { ConsumerQueue } from './consumer-queue.js';
@@ -23,6 +31,10 @@ import { type ComchReceived, consumerMessages } from './fastpath-adapters.js';
 import { CONSUMER } from './layout.js';
 import type { ComchConnectionRef } from './registry.js';
 
+const log = sdkLogSource('comch_consumer');
+/** A claim whose producer never said who it is (it died between claiming and writing its name). */
+const ANONYMOUS_CLAIM_MS = 1000;
+
 export class ComchConsumer extends ComchEndpoint {
   private immLen = 0;
   private queue: ConsumerQueue | undefined;
@@ -30,6 +42,9 @@ export class ComchConsumer extends ComchEndpoint {
   private memoryOffset = 0;
   private readonly posted = new Fifo<ComchConsumerPostRecvTask>();
   private registered = false;
+  /** Posted tasks a producer claimed before the stop: they complete when filled, not with the flush. */
+  private readonly held = new Set<ComchConsumerPostRecvTask>();
+  private anonymousSince = 0;
 
   private constructor(
     target: ComchConnection | ComchConnectionRef,
@@ -115,11 +130,12 @@ export class ComchConsumer extends ComchEndpoint {
 
   protected _doStart(): boolean {
     const conf = this.taskConf('post_recv');
+    if (!conf) throw new DocaError('BAD_STATE', 'doca_ctx_start', 'set the post-receive task configuration (taskPostRecvSetConf) before starting the consumer');
     const where = this.mmap._location();
     if (!where) throw new DocaError('INVALID_VALUE', 'doca_ctx_start', `${this.mmap.name} is not in shared memory`);
     if (!this.connectionAlive()) throw new DocaError('NOT_CONNECTED', 'doca_ctx_start', `connection ${this.ref.id} ended`);
     this.publish('doca_ctx_start');
-    this.queue = new ConsumerQueue(conf?.capacity ?? 1);
+    this.queue = new ConsumerQueue(conf.capacity, this.immLen);
     this.memoryOffset = where.offset;
     this.registered = false;
     this.registry.request(this.entry, this.side, this.immLen, this.queue.segment.descriptor, where.segment.descriptor);
@@ -128,15 +144,30 @@ export class ComchConsumer extends ComchEndpoint {
 
   protected override _doStop(): void {
     super._doStop();
-    this.queue?.withdraw();
-    this.posted.drain();
-    if (this.registry.connected && this.registry.state(this.entry) !== CONSUMER.CREATED) {
-      this.registry.setState(this.entry, CONSUMER.EXPIRING);
-      this.registry.ringOwner(this.side);
+    const q = this.queue;
+    if (q) {
+      this.takeFilled(q); // delivered before the stop: they complete successfully
+      const claimed = q.withdraw();
+      for (let i = 0; i < claimed; i++) this.held.add(this.posted.shift()!);
+      this.posted.drain();
+    }
+    if (this.registry.connected) {
+      for (let state = this.registry.state(this.entry); ; state = this.registry.state(this.entry)) {
+        if (state === CONSUMER.CREATED || state === CONSUMER.EXPIRING || state === CONSUMER.EXPIRED) break;
+        if (this.registry.casState(this.entry, state, CONSUMER.EXPIRING)) {
+          this.registry.ringOwner(this.side);
+          break;
+        }
+      }
     }
   }
 
+  protected override _holdsOnStop(task: Task): boolean {
+    return this.held.has(task as ComchConsumerPostRecvTask);
+  }
+
   protected override _stopComplete(): boolean {
+    if (this.held.size > 0) return false;
     const state = this.registry.connected ? this.registry.state(this.entry) : CONSUMER.EXPIRED;
     return state === CONSUMER.EXPIRED || state === CONSUMER.CREATED;
   }
@@ -150,19 +181,88 @@ export class ComchConsumer extends ComchEndpoint {
   /** @internal its registration, and the buffers producers filled (completed in the order posted). */
   _pollSource(): boolean {
     const state = this.getState();
-    if (state === CtxState.IDLE || !this.connectionAlive()) return false;
+    if (state === CtxState.IDLE) return false;
+    const q = this.queue;
+    if (state === CtxState.STOPPING) {
+      if (q && this.held.size > 0) this.finishHeld(q);
+      return false;
+    }
+    if (!this.connectionAlive()) return false;
     if (state === CtxState.STARTING && !this.registered && this.registry.state(this.entry) === CONSUMER.REGISTERED) {
       this.registered = true;
       this.startCompleted();
     }
-    const q = this.queue;
     if (state !== CtxState.RUNNING || !q) return false;
+    this.takeFilled(q);
+    if (q.outstanding > 0) this.giveUpDeadClaim(q);
+    return false;
+  }
+
+  /** Completes every filled buffer at the head of the queue (a bad one fails the consumer, unread). */
+  private takeFilled(q: ConsumerQueue): void {
     for (let filled = q.filled(); filled; filled = q.filled()) {
+      if (filled.bad) {
+        if (this.getState() === CtxState.RUNNING) this.violation(filled.bad);
+        return;
+      }
       const task = this.posted.shift()!;
       q.release();
       task._received(filled);
       this.completeTask(task);
     }
-    return false;
+  }
+
+  /** Stopping: the claimed buffers complete as their producers fill them, or fail if those died. */
+  private finishHeld(q: ConsumerQueue): void {
+    for (const task of this.held) {
+      const filled = q.filled();
+      if (filled && !filled.bad) {
+        task._received(filled);
+        this.completeTask(task);
+      } else if (filled || this.claimDead(q)) {
+        if (filled) log.err(`consumer ${this.endpointId}: ${filled.bad}`);
+        this.completeTask(task, this.flushError);
+      } else {
+        return; // still being filled by a live producer, which rings when it is done
+      }
+      q.release();
+      this.held.delete(task);
+    }
+  }
+
+  /** Running: a buffer whose claimer died is posted again (its task stays outstanding). */
+  private giveUpDeadClaim(q: ConsumerQueue): void {
+    if (!this.claimDead(q)) return;
+    log.warn(`consumer ${this.endpointId}: the producer that claimed a posted buffer is gone; posting the buffer again`);
+    const task = this.posted.shift()!;
+    q.release();
+    this._post(task);
+  }
+
+  /**
+   * Whether the buffer at the head was claimed by a producer that is gone: its thread died, or it never
+   * wrote its name within ANONYMOUS_CLAIM_MS (it died between the claim and the name).
+   */
+  private claimDead(q: ConsumerQueue): boolean {
+    const claimer = q.claimedBy();
+    if (claimer === undefined) {
+      this.anonymousSince = 0;
+      return false;
+    }
+    if (claimer > 0) return !(claimer - 1 < this.registry.layout.entries && this.registry.ownerAlive(claimer - 1));
+    const now = performance.now();
+    if (this.anonymousSince === 0) {
+      this.anonymousSince = now;
+      setTimeout(() => this._sourceReady(this), ANONYMOUS_CLAIM_MS + 10).unref(); // look again then
+    }
+    if (now - this.anonymousSince < ANONYMOUS_CLAIM_MS) return false;
+    this.anonymousSince = 0;
+    return true;
+  }
+
+  /** A producer wrote something no posted buffer allows: the consumer fails, nothing is read. */
+  private violation(what: string): void {
+    log.err(`consumer ${this.endpointId} on connection ${this.ref.id}: ${what}; failing the consumer`);
+    this.fail(new DocaError('CONNECTION_ABORTED', 'doca_comch_consumer', `consumer ${this.endpointId}: ${what}`));
   }
 }

@@ -22,7 +22,8 @@
  * claim entries with a compare-and-swap); everything read from the other side is checked first.
  */
 import { BELL_REF_SIZE } from '../fabric/doorbell.js';
-import { ringSize } from '../fabric/ring.js';
+import { startPosition } from '../fabric/positions.js';
+import { initRing, ringSize } from '../fabric/ring.js';
 import { Segment, SEGMENT_HEADER_SIZE } from '../fabric/segment.js';
 
 const MAGIC = 0x4e4e4f43;
@@ -65,7 +66,7 @@ export const ENTRY = {
   MEMORY: 64,
   /** The endpoint's bell reference: producers ring a consumer when they fill it, everyone at close. */
   BELL: 104,
-  /** u32 pid and u32 thread id of the endpoint's owner. */
+  /** The endpoint's owner thread: u32 pid, u32 kernel tid, f64 process start, f64 thread start (24 bytes). */
   OWNER: 104 + BELL_REF_SIZE,
 } as const;
 export const KIND_CONSUMER = 0;
@@ -74,6 +75,8 @@ export const KIND_PRODUCER = 1;
 /** Endpoint entry states (a producer's entry is CREATED for its whole life). */
 export const CONSUMER = {
   FREE: 0,
+  /** Being filled in by the thread that claimed it (ignored by everyone else until CREATED). */
+  RESERVING: 7,
   /** Created, id reserved, not started. */
   CREATED: 1,
   /** Started: its side's context should announce it to the peer. */
@@ -129,6 +132,8 @@ export function createConnSegment(layout: ConnLayout): Segment {
   v.setUint32(OFF_MAGIC + 12, layout.s2cSlots, true);
   v.setUint32(OFF_MAGIC + 16, layout.entries, true);
   v.setUint32(OFF_MAGIC + 20, VERSION, true);
+  const start = startPosition();
+  for (const base of [layout.c2sBase, layout.s2cBase, layout.c2sControlBase, layout.s2cControlBase]) initRing(seg, base, start);
   Atomics.store(seg.i32, FP.STATE / 4, CONN_CONNECTED);
   Atomics.store(seg.i32, OFF_MAGIC / 4, MAGIC);
   return seg;

@@ -10,6 +10,7 @@ import { DocaError } from '../core/error.js';
 import type { TaskCompletionCb } from '../core/task.js';
 import { openRemoteBell, releaseRemoteBell, type RemoteBell } from '../fabric/doorbell.js';
 import { descriptorKey, Segment, type SegmentDescriptor } from '../fabric/segment.js';
+import { sdkLogSource } from '../core/log.js';
 import { ComchConnection } from './connection.js';
 import { MAX_IMM, QueueView } from './consumer-queue.js';
 import { ComchEndpoint } from './endpoint.js';
@@ -18,6 +19,7 @@ import { CONSUMER } from './layout.js';
 import { ComchProducerSendTask } from './producer-task.js';
 import type { ComchConnectionRef } from './registry.js';
 
+const log = sdkLogSource('comch_producer');
 const copy = Buffer.prototype.copy as (this: Uint8Array, target: Uint8Array, targetStart: number) => number;
 
 interface Target {
@@ -101,9 +103,10 @@ export class ComchProducer extends ComchEndpoint {
     const immMax = this.registry.immLen(target.index);
     if (imm && imm.length > immMax) throw new DocaError('INVALID_VALUE', call, `immediate data of ${imm.length} bytes exceeds consumer ${consumerId}'s imm_data_len ${immMax}`);
     const data = task.getBuf().getData();
-    const claim = target.queue.claim(data.length);
+    const claim = target.queue.claim(data.length, this.entry + 1);
     if (claim === 'empty') throw target.again;
     if ('tooSmall' in claim) throw new DocaError('INVALID_VALUE', call, `a ${data.length}-byte payload exceeds consumer ${consumerId}'s next posted buffer (${claim.tooSmall} bytes)`);
+    if ('bad' in claim) throw this.hostile(target, consumerId, claim.bad, call);
     // Buffer#copy (one memcpy in C++) beats TypedArray#set for large payloads; set wins for small ones.
     if (data.length >= 4096) copy.call(data, target.memory.u8, claim.offset);
     else target.memory.u8.set(data, claim.offset);
@@ -113,6 +116,7 @@ export class ComchProducer extends ComchEndpoint {
   }
 
   protected _doStart(): boolean {
+    if (!this.taskConf('send')) throw new DocaError('BAD_STATE', 'doca_ctx_start', 'set the send task configuration (taskSendSetConf) before starting the producer');
     if (!this.connectionAlive()) throw new DocaError('NOT_CONNECTED', 'doca_ctx_start', `connection ${this.ref.id} ended`);
     this.publish('doca_ctx_start');
     return true;
@@ -147,6 +151,15 @@ export class ComchProducer extends ComchEndpoint {
       throw new DocaError('NOT_CONNECTED', call, `there is no live consumer ${id} on the other side of connection ${this.ref.id}`);
     }
     const queueSegment = Segment.open(r.queue(index), call);
+    const memory = this.memory(r.memory(index), call);
+    let queue: QueueView;
+    try {
+      queue = new QueueView(queueSegment, memory.size);
+    } catch (err) {
+      queueSegment.close();
+      log.err(`producer ${this.endpointId}: consumer ${id}: ${(err as Error).message}`);
+      throw new DocaError('CONNECTION_ABORTED', call, `consumer ${id} on connection ${this.ref.id}: ${(err as Error).message}`);
+    }
     const bellRef = r.endpointBell(index);
     let bell: RemoteBell | undefined;
     try {
@@ -157,14 +170,22 @@ export class ComchProducer extends ComchEndpoint {
     const target: Target = {
       index,
       generation: r.generation(index),
-      queue: new QueueView(queueSegment),
-      memory: this.memory(r.memory(index), call),
+      queue,
+      memory,
       again: new DocaError('AGAIN', call, `consumer ${id} has no posted receive buffer; progress and submit again`),
       bell,
       bit: bellRef?.bit ?? 0,
     };
     this.targets.set(id, target);
     return target;
+  }
+
+  /** The consumer wrote what no queue holds: nothing was claimed or written; this send fails. */
+  private hostile(target: Target, id: number, what: string, call: string): DocaError {
+    log.err(`producer ${this.endpointId}: consumer ${id} on connection ${this.ref.id}: ${what}`);
+    this.targets.delete(id);
+    this.forget(target);
+    return new DocaError('CONNECTION_ABORTED', call, `consumer ${id} on connection ${this.ref.id}: ${what}`);
   }
 
   private forget(target: Target): void {

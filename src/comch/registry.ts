@@ -7,10 +7,9 @@
  * Every thread that attaches to a connection (a producer or consumer created from a
  * `ComchConnectionRef`) maps the segment once; attachments are shared per thread and counted.
  */
-import { threadId } from 'node:worker_threads';
 import { DocaError } from '../core/error.js';
 import { type BellRef, openRemoteBell, publishBellRef, readBellRef, releaseRemoteBell, type RemoteBell, ringOnce } from '../fabric/doorbell.js';
-import { self } from '../fabric/liveness.js';
+import { recentlyAlive, selfThread, type ThreadIdentity } from '../fabric/liveness.js';
 import { decodeDescriptor, descriptorKey, encodeDescriptor, Segment, type SegmentDescriptor } from '../fabric/segment.js';
 import { CONN_CLOSED, CONN_CONNECTED, CONSUMER, type ConnLayout, ENTRY, entryOffset, FP, KIND_CONSUMER, KIND_PRODUCER, readLayout, SIDE, type Side, sideIndex } from './layout.js';
 
@@ -63,6 +62,11 @@ export class Registry {
     Atomics.store(this.i32, (entryOffset(index) + ENTRY.STATE) / 4, state);
   }
 
+  /** Moves an entry from `from` to `to` unless another thread moved it first; true if it did. */
+  casState(index: number, from: number, to: number): boolean {
+    return Atomics.compareExchange(this.i32, (entryOffset(index) + ENTRY.STATE) / 4, from, to) === from;
+  }
+
   /** Rings an endpoint (a consumer waiting for its registration or expiry, which another thread made). */
   ringEndpoint(index: number): void {
     ringOnce(this.endpointBell(index), 'comch endpoint');
@@ -105,35 +109,70 @@ export class Registry {
     }
   }
 
-  /** Consumers of `side` that exist (created and not destroyed). */
+  /** Consumers of `side` that exist (created and not destroyed) and whose thread runs. */
   consumers(side: Side): number {
-    return this.count(side, KIND_CONSUMER);
+    return this.count(side, KIND_CONSUMER, true);
   }
 
   producers(side: Side): number {
-    return this.count(side, KIND_PRODUCER);
+    return this.count(side, KIND_PRODUCER, true);
   }
 
   /**
-   * Reserves an entry and an id for a new endpoint of `side`; NO_MEMORY beyond `max` of that kind per
-   * side, or when the table is full.
+   * Reserves an entry and an id for a new endpoint of `side`, owned by this thread; NO_MEMORY beyond
+   * `max` of that kind per side, or when the table is full. Its side's context is rung, so that it
+   * watches the owner (a worker that ends without destroying it is reaped).
    */
   reserve(side: Side, kind: 'consumer' | 'producer', max: number, call: string): { index: number; id: number } {
     const k = kind === 'consumer' ? KIND_CONSUMER : KIND_PRODUCER;
-    if (this.count(side, k) >= max) throw new DocaError('NO_MEMORY', call, `the connection already has its maximum of ${max} ${kind}s on this side`);
+    if (this.count(side, k, false) >= max) throw new DocaError('NO_MEMORY', call, `the connection already has its maximum of ${max} ${kind}s on this side`);
     for (let i = 0; i < this.layout.entries; i++) {
       const at = (entryOffset(i) + ENTRY.STATE) / 4;
-      if (Atomics.compareExchange(this.i32, at, CONSUMER.FREE, CONSUMER.CREATED) !== CONSUMER.FREE) continue;
+      if (Atomics.compareExchange(this.i32, at, CONSUMER.FREE, CONSUMER.RESERVING) !== CONSUMER.FREE) continue;
       const base = entryOffset(i);
       const id = Atomics.add(this.i32, (k === KIND_CONSUMER ? FP.LAST_CONSUMER_ID : FP.LAST_PRODUCER_ID) / 4, 1) + 1;
       this.view.setUint32(base + ENTRY.ID, id, true);
       this.view.setUint32(base + ENTRY.SIDE, sideIndex(side), true);
       this.view.setUint32(base + ENTRY.KIND, k, true);
-      this.view.setUint32(base + ENTRY.OWNER, self.pid, true);
-      this.view.setUint32(base + ENTRY.OWNER + 4, threadId, true);
+      this.view.setUint32(base + ENTRY.OWNER, selfThread.pid, true);
+      this.view.setUint32(base + ENTRY.OWNER + 4, selfThread.tid, true);
+      this.view.setFloat64(base + ENTRY.OWNER + 8, selfThread.start, true);
+      this.view.setFloat64(base + ENTRY.OWNER + 16, selfThread.tstart, true);
+      Atomics.store(this.i32, at, CONSUMER.CREATED);
+      this.ringOwner(side);
       return { index: i, id };
     }
     throw new DocaError('NO_MEMORY', call, `the connection's endpoint table (${this.layout.entries} entries) is full`);
+  }
+
+  /** The thread that owns entry `index` (as it wrote itself). */
+  owner(index: number): ThreadIdentity {
+    const base = entryOffset(index) + ENTRY.OWNER;
+    return { pid: this.view.getUint32(base, true), tid: this.view.getUint32(base + 4, true), start: this.view.getFloat64(base + 8, true), tstart: this.view.getFloat64(base + 16, true) };
+  }
+
+  /** Whether entry `index` belongs to a thread that still runs (a dead one's endpoint is reaped). */
+  ownerAlive(index: number): boolean {
+    const o = this.owner(index);
+    return Number.isSafeInteger(o.start) && Number.isSafeInteger(o.tstart) && recentlyAlive(o);
+  }
+
+  /**
+   * Reclaims what dead threads of `side` held: their producers' entries are freed, their consumers are
+   * expired (announced to the peer like a stop, then freed). Call from `side`'s context.
+   */
+  reap(side: Side): void {
+    for (let i = 0; i < this.layout.entries; i++) {
+      const state = this.state(i);
+      if (state === CONSUMER.FREE || state === CONSUMER.RESERVING || this.side(i) !== side || this.ownerAlive(i)) continue;
+      const announced = state === CONSUMER.REQUESTED || state === CONSUMER.ANNOUNCED || state === CONSUMER.REGISTERED;
+      if (this.isConsumer(i) && announced) {
+        Atomics.compareExchange(this.i32, (entryOffset(i) + ENTRY.STATE) / 4, state, CONSUMER.EXPIRING);
+        Atomics.add(this.i32, FP.REQUEST_BELL[side] / 4, 1);
+      } else if (state !== CONSUMER.EXPIRING) {
+        this.release(i);
+      }
+    }
   }
 
   /** Publishes where an endpoint's engine is rung for it (once it is connected to one). */
@@ -185,7 +224,10 @@ export class Registry {
 
   /** The entry of the consumer with `id`, or -1. */
   find(id: number): number {
-    for (let i = 0; i < this.layout.entries; i++) if (this.state(i) !== CONSUMER.FREE && this.isConsumer(i) && this.id(i) === id) return i;
+    for (let i = 0; i < this.layout.entries; i++) {
+      const state = this.state(i);
+      if (state !== CONSUMER.FREE && state !== CONSUMER.RESERVING && this.isConsumer(i) && this.id(i) === id) return i;
+    }
     return -1;
   }
 
@@ -198,12 +240,15 @@ export class Registry {
     }
   }
 
-  private count(side: Side, kind: number): number {
+  private count(side: Side, kind: number, liveOnly: boolean): number {
     let n = 0;
     const s = sideIndex(side);
     for (let i = 0; i < this.layout.entries; i++) {
       const base = entryOffset(i);
-      if (this.state(i) !== CONSUMER.FREE && this.view.getUint32(base + ENTRY.SIDE, true) === s && this.view.getUint32(base + ENTRY.KIND, true) === kind) n++;
+      const state = this.state(i);
+      if (state === CONSUMER.FREE || (liveOnly && state === CONSUMER.RESERVING)) continue;
+      if (this.view.getUint32(base + ENTRY.SIDE, true) !== s || this.view.getUint32(base + ENTRY.KIND, true) !== kind) continue;
+      if (!liveOnly || this.ownerAlive(i)) n++;
     }
     return n;
   }

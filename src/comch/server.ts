@@ -138,6 +138,7 @@ export class ComchServer extends ComchCtx {
 
   protected _doStart(): boolean {
     const call = 'doca_ctx_start';
+    this.checkMandatory(call);
     const fabric = this.dev.fabric;
     const key = serverKey(this.devinfo.spec.pci.toString(), this.rep.asDevinfo().spec.pci.toString(), this.nameBytes);
     try {

@@ -251,8 +251,14 @@ export abstract class Context {
   /** Starts the context's resources; true when RUNNING at once, false when STARTING. Throw to refuse. */
   protected abstract _doStart(): boolean;
 
-  /** Begins teardown; the base has already flushed in-flight tasks. */
+  /** Begins teardown; in-flight tasks are flushed right after (but those `_holdsOnStop` keeps). */
   protected _doStop(): void {}
+
+  /** True for an in-flight task the stop must not flush yet (its result is on its way); it completes later. */
+  protected _holdsOnStop(task: Task): boolean {
+    void task;
+    return false;
+  }
 
   /** False while an asynchronous teardown (a disconnect handshake) is still running. */
   protected _stopComplete(): boolean {
@@ -450,7 +456,7 @@ export abstract class Context {
     this.st = CtxState.STOPPING;
     this.stopError = err;
     this._doStop();
-    for (let t = this.inflightHead; t; t = t._next) this.completeTask(t, err);
+    for (let t = this.inflightHead; t; t = t._next) if (!this._holdsOnStop(t)) this.completeTask(t, err);
     if (direct && this.work.length === 0 && this.canFinishStop()) {
       this.st = prev;
       this.finishStop();

@@ -1,9 +1,10 @@
 /**
- * Process identity and liveness. A pid alone is not an identity (pids are reused) and `kill(pid, 0)`
- * is fooled by zombies, so an owner is (pid, start time in clock ticks since boot) read from
- * /proc/<pid>/stat, and a zombie counts as dead.
+ * Process and thread identity and liveness. A pid alone is not an identity (pids are reused) and
+ * `kill(pid, 0)` is fooled by zombies, so an owner is (pid, start time in clock ticks since boot) read
+ * from /proc/<pid>/stat, and a zombie counts as dead. A thread (a worker that owns producers, consumers
+ * or claims) is its process plus (kernel tid, the thread's own start time) from /proc/<pid>/task/<tid>/stat.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, readlinkSync } from 'node:fs';
 
 export interface ProcessIdentity {
   readonly pid: number;
@@ -11,10 +12,18 @@ export interface ProcessIdentity {
   readonly start: number;
 }
 
-function readStat(pid: number): { state: string; start: number } | undefined {
+/** A thread of a process: what owns an endpoint or a claim in shared memory. */
+export interface ThreadIdentity extends ProcessIdentity {
+  /** Kernel thread id (equal to pid for the main thread). */
+  readonly tid: number;
+  /** Field 22 of /proc/<pid>/task/<tid>/stat. */
+  readonly tstart: number;
+}
+
+function readStat(pid: number, tid?: number): { state: string; start: number } | undefined {
   let text: string;
   try {
-    text = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    text = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'latin1');
   } catch {
     return undefined;
   }
@@ -33,11 +42,23 @@ export function processIdentity(pid: number): ProcessIdentity | undefined {
 /** This process. */
 export const self: ProcessIdentity = processIdentity(process.pid)!;
 
-/** True while the process that had this identity still runs (not a zombie, pid not reused). */
-export function isAlive(owner: ProcessIdentity): boolean {
-  if (owner.pid === self.pid) return owner.start === self.start;
-  const now = processIdentity(owner.pid);
-  return now !== undefined && now.start === owner.start;
+/** This thread (each thread has its own instance of this module). */
+export const selfThread: ThreadIdentity = (() => {
+  const tid = Number(/task\/(\d+)$/.exec(readlinkSync('/proc/thread-self'))?.[1] ?? self.pid);
+  return { ...self, tid, tstart: tid === self.pid ? self.start : (readStat(self.pid, tid)?.start ?? self.start) };
+})();
+
+/** True while the process (and, for a thread identity, the thread) still runs: not a zombie, not reused. */
+export function isAlive(owner: ProcessIdentity | ThreadIdentity): boolean {
+  if (owner.pid === self.pid) {
+    if (owner.start !== self.start) return false;
+  } else {
+    const now = processIdentity(owner.pid);
+    if (now === undefined || now.start !== owner.start) return false;
+  }
+  if (!('tid' in owner) || owner.tid === owner.pid) return true;
+  const thread = readStat(owner.pid, owner.tid);
+  return thread !== undefined && thread.state !== 'Z' && thread.state !== 'X' && thread.start === owner.tstart;
 }
 
 /**
@@ -48,8 +69,8 @@ const ANSWER_TTL_MS = 20;
 const answers = new Map<string, { alive: boolean; at: number }>();
 
 /** `isAlive`, from an answer at most ANSWER_TTL_MS old (a dead process stays dead). */
-export function recentlyAlive(owner: ProcessIdentity): boolean {
-  const key = `${owner.pid}:${owner.start}`;
+export function recentlyAlive(owner: ProcessIdentity | ThreadIdentity): boolean {
+  const key = keyOf(owner);
   const now = performance.now();
   const known = answers.get(key);
   if (known && (!known.alive || now - known.at <= ANSWER_TTL_MS)) return known.alive;
@@ -68,8 +89,10 @@ export function recentlyAlive(owner: ProcessIdentity): boolean {
  */
 export const LIVENESS_INTERVAL_MS = 200;
 
+const keyOf = (o: ProcessIdentity | ThreadIdentity) => ('tid' in o ? `${o.pid}:${o.start}:${o.tid}:${o.tstart}` : `${o.pid}:${o.start}`);
+
 interface ProcessWatch {
-  readonly owner: ProcessIdentity;
+  readonly owner: ProcessIdentity | ThreadIdentity;
   readonly onDeath: () => void;
 }
 
@@ -77,8 +100,11 @@ const watched = new Set<ProcessWatch>();
 let timer: NodeJS.Timeout | undefined;
 let nextPass = 0;
 
-/** Calls `onDeath` once, from a later pass, if `owner` dies; the returned function cancels the watch. */
-export function watchProcess(owner: ProcessIdentity, onDeath: () => void): () => void {
+/**
+ * Calls `onDeath` once, from a later pass, if `owner` (a process, or a thread of one) dies; the returned
+ * function cancels the watch.
+ */
+export function watchProcess(owner: ProcessIdentity | ThreadIdentity, onDeath: () => void): () => void {
   const w: ProcessWatch = { owner, onDeath };
   watched.add(w);
   if (!timer) {
@@ -103,7 +129,7 @@ function pass(): void {
   nextPass = performance.now() + LIVENESS_INTERVAL_MS;
   const verdict = new Map<string, boolean>();
   for (const w of [...watched]) {
-    const key = `${w.owner.pid}:${w.owner.start}`;
+    const key = keyOf(w.owner);
     let alive = verdict.get(key);
     if (alive === undefined) {
       verdict.set(key, (alive = isAlive(w.owner)));

@@ -6,11 +6,22 @@
  *
  *   base +   0  i32 tail (producer)        base + 64  i32 head (consumer)
  *   base + 128  slots: [u32 length][u16 type][u16 reserved][payload, padded to 8] x slots
+ *
+ * Trust: each side reads one word the other writes (the other's index) and the records. An index that
+ * puts more records in the ring than it has slots, or fewer than none, and a length beyond the payload
+ * size are reported as corruption (the connection then ends); slots are computed locally, so nothing a
+ * peer writes can move a read or a write outside the ring.
  */
 import type { Segment } from './segment.js';
 
 export const RING_HEADER_SIZE = 128;
 const RECORD_HEADER_SIZE = 8;
+
+/** Sets a fresh ring's positions (both sides start counting from what the segment says). */
+export function initRing(segment: Segment, base: number, position: number): void {
+  Atomics.store(segment.i32, base / 4, position);
+  Atomics.store(segment.i32, (base + 64) / 4, position);
+}
 
 /** Bytes a ring of `slots` records of up to `payload` bytes takes (64-byte multiple). */
 export function ringSize(slots: number, payload: number): number {
@@ -57,6 +68,8 @@ export class RingWriter extends RingSide {
   private tail: number;
   private slot: number;
   private headSeen: number;
+  /** The consumer's index is impossible (more free room than slots, or less than none). */
+  corrupt = false;
 
   /** Attaches to a ring; rings are used from their creation, so positions start at 0. */
   constructor(segment: Segment, base: number, slots: number, payload: number) {
@@ -70,7 +83,9 @@ export class RingWriter extends RingSide {
   hasRoom(): boolean {
     if (((this.tail - this.headSeen) | 0) < this.slots) return true;
     this.headSeen = Atomics.load(this.i32, this.headIndex);
-    return ((this.tail - this.headSeen) | 0) < this.slots;
+    const used = (this.tail - this.headSeen) | 0;
+    if (used < 0 || used > this.slots) this.corrupt = true;
+    return !this.corrupt && used < this.slots;
   }
 
   /** Appends a record (`payload.length` must not exceed the ring's payload size); false when full. */
@@ -100,6 +115,7 @@ export class RingReader extends RingSide {
   private head: number;
   private slot: number;
   private tailSeen: number;
+  private abandoned = false;
   private readonly record: RingRecord = { type: 0, length: 0, offset: 0 };
 
   constructor(segment: Segment, base: number, slots: number, payload: number) {
@@ -111,17 +127,25 @@ export class RingReader extends RingSide {
 
   /** True when a record is waiting. */
   hasRecord(): boolean {
+    if (this.abandoned) return false;
     if (this.head !== this.tailSeen) return true;
     this.tailSeen = Atomics.load(this.i32, this.tailIndex);
     return this.head !== this.tailSeen;
   }
 
   /**
-   * The oldest record, or undefined when empty. A length beyond the payload size (a corrupt or hostile
-   * peer) is reported as such: `length` is clamped to -1 so the caller can drop the connection.
+   * The oldest record, or undefined when empty. A length beyond the payload size, or a producer index
+   * that cannot be (a corrupt or hostile peer), is reported as such: `length` is -1 so the caller can
+   * drop the connection.
    */
   peek(): RingRecord | undefined {
     if (!this.hasRecord()) return undefined;
+    const pending = (this.tailSeen - this.head) | 0;
+    if (pending < 0 || pending > this.slots) {
+      this.record.type = 0;
+      this.record.length = -1;
+      return this.record;
+    }
     const at = this.slotOffset(this.slot);
     const length = this.view.getUint32(at, true);
     this.record.type = this.view.getUint16(at + 4, true);
@@ -133,6 +157,11 @@ export class RingReader extends RingSide {
   /** A copy of a record's payload. */
   copy(record: RingRecord): Uint8Array {
     return this.u8.slice(record.offset, record.offset + record.length);
+  }
+
+  /** Stops reading (the producer corrupted the ring): no record is ever reported again. */
+  abandon(): void {
+    this.abandoned = true;
   }
 
   /** Releases the oldest record's slot to the producer. */
