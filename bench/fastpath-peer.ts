@@ -100,6 +100,7 @@ if (role === 'consume') {
   );
   let received = false;
   client.eventMsgRecvRegister(() => (received = true));
+  client.taskSendSetConf((t) => t.free(), (t) => t.free(), 4);
   client.start();
   await pe.run({ mode: 'busy', until: () => client.state === 'RUNNING' && consumers.length === o.consumers });
   const conn = client.getConnection();

@@ -29,6 +29,7 @@ if (role === 'echo') {
   const server = ComchServer.create(dev, openRepresentorByPci(dev, DevinfoRepFilter.NET, HOST), NAME);
   pe.connectCtx(server);
   server.eventConsumerRegister((_e, _c, id) => peerConsumers.push(id), () => {});
+  server.taskSendSetConf((t) => t.free(), (t) => t.free(), 4);
   server.start();
   process.stdout.write('ready\n');
   await pe.run({ until: () => server.connections.length > 0 });
@@ -42,6 +43,7 @@ if (role === 'echo') {
   const client = ComchClient.create(dev, NAME);
   pe.connectCtx(client);
   client.eventConsumerRegister((_e, _c, id) => peerConsumers.push(id), () => {});
+  client.taskSendSetConf((t) => t.free(), (t) => t.free(), 4);
   client.start();
   await pe.run({ until: () => client.state === 'RUNNING' });
   const pinger = await fastpathPinger({ ...side, dev, conn: client.getConnection() });

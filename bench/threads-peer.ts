@@ -112,6 +112,7 @@ export async function fastpathThreadRtt(n: number, mode: 'busy' | 'notify'): Pro
   client.eventConsumerRegister((_e, _c, id) => mainConsumer(id), () => {});
   for (const ctx of [server, client]) {
     pe.connectCtx(ctx);
+    ctx.taskSendSetConf((t) => t.free(), (t) => t.free(), 4);
     ctx.start();
   }
   await pe.run({ mode: 'busy', until: () => client.state === 'RUNNING' && server.connections.length > 0 });
