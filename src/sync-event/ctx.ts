@@ -9,10 +9,27 @@ import { DocaError } from '../core/error.js';
 import type { Task, TaskCompletionCb } from '../core/task.js';
 import type { BellRef } from '../fabric/doorbell.js';
 import { watchProcess } from '../fabric/liveness.js';
+import type { Devinfo } from '../core/devinfo.js';
+import {
+  syncEventCapTaskGetIsSupported,
+  syncEventCapTaskNotifyAddIsSupported,
+  syncEventCapTaskNotifySetIsSupported,
+  syncEventCapTaskWaitEqIsSupported,
+  syncEventCapTaskWaitNeqIsSupported,
+} from './caps.js';
 import { checkTaskMask, holds, toMask, toU64 } from './condition.js';
 import { WAITER_CAPACITY } from './layout.js';
 import type { SyncEvent } from './sync-event.js';
 import { SyncEventTaskGet, SyncEventTaskNotifyAdd, SyncEventTaskNotifySet, type SyncEventTaskWait, SyncEventTaskWaitEq, SyncEventTaskWaitNeq } from './tasks.js';
+
+/** `doca_sync_event_cap_task_*_is_supported`, by task type: checked when the task is configured. */
+const TASK_CAPS: Record<string, (d: Devinfo) => boolean> = {
+  get: syncEventCapTaskGetIsSupported,
+  notify_set: syncEventCapTaskNotifySetIsSupported,
+  notify_add: syncEventCapTaskNotifyAddIsSupported,
+  wait_eq: syncEventCapTaskWaitEqIsSupported,
+  wait_neq: syncEventCapTaskWaitNeqIsSupported,
+};
 
 /** Task pools may hold up to this many tasks of each kind. */
 const MAX_TASKS = 1 << 16;
@@ -181,6 +198,10 @@ export class SyncEventContext extends Context implements WakeSource {
     onError: TaskCompletionCb<T>,
     numTasks: number,
   ): void {
+    const dev = this.event._capDev;
+    if (dev && !TASK_CAPS[type]!(dev.asDevinfo())) {
+      throw new DocaError('NOT_SUPPORTED', call, `${dev.asDevinfo().spec.pci} does not support the ${type} task (its topology says so)`);
+    }
     this.setTaskConf(call, type, onSuccess as TaskCompletionCb<Task>, onError as TaskCompletionCb<Task>, numTasks, MAX_TASKS);
   }
 

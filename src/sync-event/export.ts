@@ -10,9 +10,9 @@ import type { Dev } from '../core/dev.js';
 import { DocaError, describeValue } from '../core/error.js';
 import { PCI_TRAILER_SIZE, readPciTrailer, writePciTrailer } from '../core/pci-export.js';
 import { claimExportSlot, type ExportSlot } from '../fabric/exports.js';
-import { Segment } from '../fabric/segment.js';
+import { descriptorKey, Segment, SEGMENT_HEADER_SIZE } from '../fabric/segment.js';
 import { syncEventCapIsCreateFromExportSupported, syncEventCapIsExportToRemotePciSupported } from './caps.js';
-import { SE_LIVE, SE_STATE } from './layout.js';
+import { controlProblem } from './layout.js';
 
 const P_CONTROL = 0;
 const P_VALUE = DESCRIPTOR_SIZE;
@@ -21,7 +21,7 @@ const P_TRAILER = P_OFFSET + 8; // slot and DPU: core/pci-export.ts
 const PAYLOAD = P_TRAILER + PCI_TRAILER_SIZE;
 
 /** What an imported handle holds. */
-export interface Imported {
+export interface ImportedEvent {
   control: Segment;
   value: Segment;
   valueOffset: number;
@@ -42,7 +42,7 @@ export function exportPci(call: string, dev: Dev, control: Segment, where: { seg
   return { blob: w.finish(), slot: claimed };
 }
 
-export function importPci(dev: Dev, blob: Uint8Array): Imported {
+export function importPci(dev: Dev, blob: Uint8Array): ImportedEvent {
   const call = 'doca_sync_event_create_from_export';
   if (!dev?.isOpen) throw new DocaError('INVALID_VALUE', call, `the device must be open (got ${dev?.isOpen === false ? `${dev.name}, closed` : describeValue(dev)})`);
   const info = dev.asDevinfo();
@@ -50,10 +50,15 @@ export function importPci(dev: Dev, blob: Uint8Array): Imported {
   const r = new BlobReader(blob, BlobKind.SYNC_EVENT_PCI, dev.fabric.id, call, PAYLOAD);
   const slot = readPciTrailer(r, P_TRAILER, info, call, 'event');
   const control = Segment.open(r.descriptor(P_CONTROL), call);
+  const problem = controlProblem(control);
+  if (problem) {
+    control.close();
+    throw new DocaError('INVALID_VALUE', call, `the segment the blob names as the event's control block ${problem}`);
+  }
   const valueDescriptor = r.descriptor(P_VALUE);
   let value: Segment;
   try {
-    value = valueDescriptor.fd === control.descriptor.fd && valueDescriptor.pid === control.descriptor.pid ? control : Segment.open(valueDescriptor, call);
+    value = descriptorKey(valueDescriptor) === descriptorKey(control.descriptor) ? control : Segment.open(valueDescriptor, call);
   } catch (err) {
     control.close();
     throw err;
@@ -62,9 +67,9 @@ export function importPci(dev: Dev, blob: Uint8Array): Imported {
   const release = () => {
     for (const seg of new Set([control, value])) seg.close();
   };
-  if (!Number.isInteger(valueOffset) || valueOffset % 8 !== 0 || valueOffset < 64 || valueOffset + 8 > value.size || Atomics.load(control.i32, SE_STATE / 4) !== SE_LIVE) {
+  if (!Number.isInteger(valueOffset) || valueOffset % 8 !== 0 || valueOffset < SEGMENT_HEADER_SIZE || valueOffset + 8 > value.size) {
     release();
-    throw new DocaError('INVALID_VALUE', call, `the blob names a counter at byte ${valueOffset} of a ${value.size}-byte segment, or a dead event`);
+    throw new DocaError('INVALID_VALUE', call, `the blob names a counter at byte ${valueOffset} of a ${value.size}-byte segment`);
   }
   return { control, value, valueOffset, slot, release };
 }

@@ -2,38 +2,48 @@
  * A sync event's control block: one small segment per event, made by its creator, and the table of
  * engines that sleep waiting on it. docs/protocol.md is the specification.
  *
- *   64   u64 value (unless the program supplied the counter memory: set_addr / set_doca_buf)
- *   128  i32 waiting: entries whose `wants` is set (updaters look at the table only when > 0)
- *   132  i32 state (1 live, 2 destroyed by its creator)
- *   136  u32 table capacity     140 i32 entries claimed so far (high-water mark)
- *   192  waiter entries x 128 bytes:
+ *   64   u32 magic 'SEVT'   68 u32 version   72 u32 table capacity   76 i32 state (1 live, 2 destroyed)
+ *   128  u64 value (unless the program supplied the counter memory: set_addr / set_doca_buf)
+ *   192  i32 waiting: entries whose `wants` is set (updaters look at the table only when > 0)
+ *   196  i32 entries claimed so far (high-water mark)
+ *   256  waiter entries x 128 bytes:
  *          +0 i32 state (0 free, 1 claimed)   +4 i32 wants (1 while its engine waits for a condition)
- *          +8 i32 generation (bumped by every claim)   +12 u32 owner pid   +16 u32 owner thread id
+ *          +8 i32 generation (bumped by every claim)
+ *          +16 owner thread: u32 pid, u32 tid, f64 process start, f64 thread start
  *          +64 bell reference of the waiting context (fabric/doorbell.ts)
  *
  * An updater changes the value, then rings every entry that wants: no syscall unless that engine
  * sleeps, none at all while nobody waits. A waiter claims an entry once per run of its context and
  * flips `wants` as its waits come and go, announcing before it looks at the value a last time, so an
- * update in between is never missed. Everything read from the table is checked; a bad entry is skipped.
+ * update in between is never missed. Everything read from the table is checked; a bad entry is skipped,
+ * and an entry whose thread died (a process killed while it waited) is given back by the next updater
+ * that finds it, so the waiting count never stays raised by the dead.
+ *
+ * Trust: an importer checks the block's magic, version, size and capacity before using it (INVALID_VALUE
+ * otherwise); the value's place is checked against its segment's size.
  */
-import { threadId } from 'node:worker_threads';
 import { type BellRef, openRemoteBell, publishBellRef, readBellRef, releaseRemoteBell, type RemoteBell } from '../fabric/doorbell.js';
-import { self } from '../fabric/liveness.js';
+import { recentlyAlive, selfThread, type ThreadIdentity } from '../fabric/liveness.js';
 import { Segment, SEGMENT_HEADER_SIZE } from '../fabric/segment.js';
 
-export const SE_VALUE = 64;
-const WAITING = 128 / 4;
-export const SE_STATE = 132;
-const OFF_CAPACITY = 136;
-const HIGH = 140 / 4;
-const TABLE = 192;
+const MAGIC = 0x54564553; // 'SEVT'
+const VERSION = 2;
+const OFF_MAGIC = 64;
+const OFF_VERSION = 68;
+const OFF_CAPACITY = 72;
+export const SE_STATE = 76;
+export const SE_VALUE = 128;
+const WAITING = 192 / 4;
+const HIGH = 196 / 4;
+const TABLE = 256;
 const ENTRY_SIZE = 128;
 const E_STATE = 0;
 const E_WANTS = 4;
 const E_GEN = 8;
-const E_PID = 12;
-const E_THREAD = 16;
+const E_OWNER = 16;
 const E_BELL = 64;
+/** Rings between two looks at the waiters' liveness (a dead waiter's pipe tells sooner). */
+const AUDIT_EVERY = 1024;
 /** Engines that can sleep on one event at the same time. */
 export const WAITER_CAPACITY = 128;
 export const SE_LIVE = 1;
@@ -41,9 +51,23 @@ export const SE_DESTROYED = 2;
 
 export function createControl(): Segment {
   const seg = Segment.create('syncevent', TABLE - SEGMENT_HEADER_SIZE + WAITER_CAPACITY * ENTRY_SIZE);
-  new DataView(seg.u8.buffer).setUint32(OFF_CAPACITY, WAITER_CAPACITY, true);
+  const v = new DataView(seg.u8.buffer);
+  v.setUint32(OFF_VERSION, VERSION, true);
+  v.setUint32(OFF_CAPACITY, WAITER_CAPACITY, true);
   Atomics.store(seg.i32, SE_STATE / 4, SE_LIVE);
+  Atomics.store(seg.i32, OFF_MAGIC / 4, MAGIC);
   return seg;
+}
+
+/** Why a mapped segment is not a live control block of this version, or undefined when it is one. */
+export function controlProblem(seg: Segment): string | undefined {
+  if (seg.size < TABLE || Atomics.load(seg.i32, OFF_MAGIC / 4) !== MAGIC) return 'is not a sync event control block';
+  const v = new DataView(seg.u8.buffer);
+  if (v.getUint32(OFF_VERSION, true) !== VERSION) return `is a control block of version ${v.getUint32(OFF_VERSION, true)}, not ${VERSION}`;
+  const capacity = v.getUint32(OFF_CAPACITY, true);
+  if (capacity < 1 || TABLE + capacity * ENTRY_SIZE > seg.size) return `declares ${capacity} waiters in ${seg.size} bytes`;
+  if (Atomics.load(seg.i32, SE_STATE / 4) !== SE_LIVE) return 'belongs to an event that was destroyed';
+  return undefined;
 }
 
 interface Cached {
@@ -59,6 +83,7 @@ export class Waiters {
   private readonly bells: (Cached | undefined)[] = [];
   private entry = -1;
   private wanting = false;
+  private rings = 0;
 
   constructor(readonly control: Segment) {
     this.i32 = control.i32;
@@ -114,8 +139,10 @@ export class Waiters {
       const base = TABLE + i * ENTRY_SIZE;
       Atomics.add(this.i32, this.at(i, E_GEN), 1);
       const v = new DataView(this.control.u8.buffer);
-      v.setUint32(base + E_PID, self.pid, true);
-      v.setUint32(base + E_THREAD, threadId, true);
+      v.setUint32(base + E_OWNER, selfThread.pid, true);
+      v.setUint32(base + E_OWNER + 4, selfThread.tid, true);
+      v.setFloat64(base + E_OWNER + 8, selfThread.start, true);
+      v.setFloat64(base + E_OWNER + 16, selfThread.tstart, true);
       publishBellRef(this.control, base + E_BELL, ref);
       for (let high = Atomics.load(this.i32, HIGH); high < i + 1; high = Atomics.load(this.i32, HIGH)) {
         if (Atomics.compareExchange(this.i32, HIGH, high, i + 1) === high) break;
@@ -128,11 +155,32 @@ export class Waiters {
 
   private ring(onlyWanting: boolean): void {
     const n = Math.min(Atomics.load(this.i32, HIGH), this.capacity);
+    // A waiter that died asleep is found by its pipe (no reader); one that died awake, now and then here.
+    const audit = (++this.rings & (AUDIT_EVERY - 1)) === 0;
     for (let i = 0; i < n; i++) {
       if (Atomics.load(this.i32, this.at(i, E_STATE)) !== 1) continue;
       if (onlyWanting && Atomics.load(this.i32, this.at(i, E_WANTS)) !== 1) continue;
       const c = this.bell(i);
-      c?.bell.ring(c.bit);
+      const dead = !c || c.bell.dead || (audit && !recentlyAlive(this.owner(i)));
+      if (!dead) c.bell.ring(c.bit);
+      else if (i !== this.entry && !recentlyAlive(this.owner(i))) this.reap(i);
+    }
+  }
+
+  private owner(i: number): ThreadIdentity {
+    const v = new DataView(this.control.u8.buffer);
+    const base = TABLE + i * ENTRY_SIZE + E_OWNER;
+    return { pid: v.getUint32(base, true), tid: v.getUint32(base + 4, true), start: v.getFloat64(base + 8, true), tstart: v.getFloat64(base + 16, true) };
+  }
+
+  /** Gives back the entry of a waiter that died, and its part of the waiting count. */
+  private reap(i: number): void {
+    const generation = Atomics.load(this.i32, this.at(i, E_GEN));
+    if (Atomics.compareExchange(this.i32, this.at(i, E_WANTS), 1, 0) === 1) Atomics.sub(this.i32, WAITING, 1);
+    // Only if nobody claimed it again meanwhile (the generation would differ).
+    if (Atomics.load(this.i32, this.at(i, E_GEN)) === generation) {
+      Atomics.store(this.i32, this.at(i, E_BELL), 0);
+      Atomics.compareExchange(this.i32, this.at(i, E_STATE), 1, 0);
     }
   }
 

@@ -119,9 +119,9 @@ export class RemoteNetServer {
     let status = 0;
     let result = 0n;
     try {
-      if (op === NetOp.SET) this.event.updateSet(value);
-      else if (op === NetOp.ADD) result = this.event.updateAdd(value);
-      else if (op === NetOp.GET) result = this.event.get();
+      if (op === NetOp.SET) this.event._remote('set', value);
+      else if (op === NetOp.ADD) result = this.event._remote('add', value);
+      else if (op === NetOp.GET) result = this.event._remote('get', 0n);
       else throw new DocaError('INVALID_VALUE', 'remote net', `unknown operation ${op}`);
     } catch (err) {
       status = err instanceof DocaError ? err.value : DocaErrorCode.DOCA_ERROR_UNKNOWN;

@@ -17,9 +17,10 @@ import { AccessFlag } from '../core/mmap.js';
 import { type ExportSlot, exportIsValid, revokeExportSlot } from '../fabric/exports.js';
 import type { ProcessIdentity } from '../fabric/liveness.js';
 import { type Segment, yieldCpu } from '../fabric/segment.js';
+import { syncEventCapIsExportToRemoteNetSupported } from './caps.js';
 import { holds, toMask, toU64, type WaitOp } from './condition.js';
 import { SyncEventContext } from './ctx.js';
-import { exportPci, importPci, type Imported } from './export.js';
+import { exportPci, importPci, type ImportedEvent } from './export.js';
 import { createControl, SE_DESTROYED, SE_STATE, SE_VALUE, Waiters } from './layout.js';
 import { type RemoteNetOptions, RemoteNetServer } from './remote-net-server.js';
 
@@ -40,6 +41,10 @@ export interface SyncWaitOptions {
 export class SyncEvent {
   private publisher: SyncEventLocation | undefined;
   private subscriber: SyncEventLocation | undefined;
+  /** The device capabilities are asked of: a cpu location's, or the importing one's. */
+  private capDev: Dev | undefined;
+  /** The permissions of the map behind `setDocaBuf` memory (export checks them). */
+  private bufPermissions: number | undefined;
   private userValue: { array: BigUint64Array; index: number; memory: Uint8Array } | undefined;
   private control: Segment | undefined;
   private waiters: Waiters | undefined;
@@ -51,7 +56,7 @@ export class SyncEvent {
   private netServer: RemoteNetServer | undefined;
   private readonly ctx: SyncEventContext;
 
-  private constructor(private readonly imported?: Imported) {
+  private constructor(private readonly imported?: ImportedEvent) {
     this.ctx = new SyncEventContext(this);
     if (imported) {
       this.control = imported.control;
@@ -75,7 +80,9 @@ export class SyncEvent {
    * `exportToRemotePci` gave. It cannot be configured; start it (either mode) to use it.
    */
   static createFromExport(dev: Dev, blob: Uint8Array): SyncEvent {
-    return new SyncEvent(importPci(dev, blob));
+    const event = new SyncEvent(importPci(dev, blob));
+    event.capDev = dev;
+    return event;
   }
 
   /** True for a handle made by `createFromExport`. */
@@ -141,6 +148,7 @@ export class SyncEvent {
    */
   setAddr(memory: Uint8Array): void {
     const call = 'doca_sync_event_set_addr';
+    this.bufPermissions = undefined;
     this.configurable(call, 'BAD_STATE');
     if (!(memory instanceof Uint8Array) || memory.length !== 8) throw new DocaError('INVALID_VALUE', call, `the counter memory must be 8 bytes, not ${memory?.length}`);
     if (memory.byteOffset % 8 !== 0) throw new DocaError('INVALID_VALUE', call, `the counter memory at byte offset ${memory.byteOffset} is not 8-byte aligned`);
@@ -161,6 +169,7 @@ export class SyncEvent {
     const perms = buf.getMmap().getPermissions();
     if ((perms & need) !== need) throw new DocaError('NOT_PERMITTED', call, `the buffer's map has permissions 0x${perms.toString(16)}; it needs local read/write and RDMA read, write and atomic (0x${need.toString(16)})`);
     this.setAddr(buf.getData());
+    this.bufPermissions = perms;
   }
 
   // ---- modes ------------------------------------------------------------------------------------
@@ -234,7 +243,7 @@ export class SyncEvent {
    */
   exportToRemotePci(dev: Dev): Uint8Array {
     const call = 'doca_sync_event_export_to_remote_pci';
-    this.usable(call);
+    this.usable(call, this.mode === 'ctx');
     if (this.imported) throw new DocaError('NOT_PERMITTED', call, 'a handle made from an export cannot be exported again');
     const ok = (l: SyncEventLocation | undefined) => l === 'cpu' || l === 'remote_pci';
     if (!ok(this.publisher) || !ok(this.subscriber)) {
@@ -242,6 +251,9 @@ export class SyncEvent {
     }
     const where = this.userValue ? sharedLocation(this.userValue.memory) : { segment: this.control!, offset: SE_VALUE };
     if (!where) throw new DocaError('NOT_SUPPORTED', call, 'the counter memory given with setAddr/setDocaBuf is not shared memory (allocSharedMemory)');
+    if (this.bufPermissions !== undefined && !(this.bufPermissions & AccessFlag.PCI_READ_WRITE)) {
+      throw new DocaError('NOT_PERMITTED', call, `the counter's DocaBuf is in a map with permissions 0x${this.bufPermissions.toString(16)}; exporting it to the other side of PCIe needs PCI_READ_WRITE`);
+    }
     const { blob, slot } = exportPci(call, dev, this.control!, where, this.exportSlot);
     this.exportSlot = slot;
     return blob;
@@ -256,8 +268,11 @@ export class SyncEvent {
    */
   async exportToRemoteNet(options: RemoteNetOptions = {}): Promise<Uint8Array> {
     const call = 'doca_sync_event_export_to_remote_net';
-    this.usable(call);
+    this.usable(call, this.mode === 'ctx');
     if (this.imported) throw new DocaError('NOT_PERMITTED', call, 'a handle made from an export cannot be exported again');
+    if (this.capDev && !syncEventCapIsExportToRemoteNetSupported(this.capDev.asDevinfo())) {
+      throw new DocaError('NOT_SUPPORTED', call, `${this.capDev.asDevinfo().spec.pci} cannot export sync events to remote net (its topology says so)`);
+    }
     if (this.publisher !== 'remote_net') throw new DocaError('NOT_SUPPORTED', call, `export to remote net needs the publisher location remote_net, not ${this.publisher ?? 'none'}`);
     this.netServer ??= new RemoteNetServer(this);
     return this.netServer.export(call, options);
@@ -336,6 +351,11 @@ export class SyncEvent {
     return this.control;
   }
 
+  /** @internal the device whose capabilities the event's calls are checked against. */
+  get _capDev(): Dev | undefined {
+    return this.capDev;
+  }
+
   /** @internal the process that exported the event (imported handles only). */
   get _exporter(): ProcessIdentity | undefined {
     const d = this.imported?.control.descriptor;
@@ -347,9 +367,22 @@ export class SyncEvent {
     return this.waiters;
   }
 
-  /** @internal the counter words and index, checked usable. */
+  /** @internal the counter words, checked usable by the context's tasks. */
   _values(call: string): BigUint64Array {
-    return this.usable(call);
+    return this.usable(call, true);
+  }
+
+  /**
+   * @internal an update or read a remote-net peer asked for: applied whichever mode the exporter runs
+   * in (the remote node's calls are not the exporter's own synchronous calls).
+   */
+  _remote(op: 'set' | 'add' | 'get', value: bigint): bigint {
+    const call = `doca_sync_event_remote_net ${op}`;
+    const values = this.usable(call, this.mode === 'ctx');
+    if (op === 'get') return Atomics.load(values, this.valueIndex);
+    const before = op === 'add' ? Atomics.add(values, this.valueIndex, value) : (Atomics.store(values, this.valueIndex, value), 0n);
+    this.waiters!.ringIfWaiting();
+    return before;
   }
 
   /** @internal */
@@ -387,6 +420,7 @@ export class SyncEvent {
     if (current) throw new DocaError('INVALID_VALUE', call, `the ${role} location is already ${current}; a sync event has exactly one`);
     if (role === 'publisher') this.publisher = where;
     else this.subscriber = where;
+    if (where === 'cpu') this.capDev ??= target as Dev;
   }
 
   private configurable(call: string, code: 'BAD_STATE' | 'NOT_PERMITTED'): void {
@@ -422,9 +456,17 @@ export class SyncEvent {
   }
 
   /** The counter, if the event is started and (for an imported handle) its exporter still has it. */
-  private usable(call: string): BigUint64Array {
+  /**
+   * The counter, if the event is started in the mode the call belongs to (the synchronous calls need
+   * `start()`, the tasks a running context: DOCA keeps the modes apart) and, for an imported handle,
+   * its exporter still has it.
+   */
+  private usable(call: string, asCtx = false): BigUint64Array {
     this.alive(call);
-    if (!this.syncStarted && this.ctx.getState() !== CtxState.RUNNING) throw new DocaError('BAD_STATE', call, 'the sync event is not started');
+    if (asCtx ? this.ctx.getState() !== CtxState.RUNNING : !this.syncStarted) {
+      const why = this.mode === (asCtx ? 'sync' : 'ctx') ? `the event runs as ${asCtx ? 'doca_sync_event_start (synchronous)' : 'a context: use its tasks'}` : 'the sync event is not started';
+      throw new DocaError('BAD_STATE', call, why);
+    }
     if (this.imported && !this._valid(call)) {
       throw new DocaError('NOT_CONNECTED', call, 'the exporting process destroyed the event or exited; this handle is no longer valid');
     }

@@ -122,10 +122,10 @@ function asyncContext(run: SampleRun, event: SyncEvent): { ctx: SyncEventContext
 }
 
 /** Submits one task and progresses until its callback freed it (the samples bound this by 1 s; here --timeout). */
-async function runTask(run: SampleRun, pe: ProgressEngine, task: Task, what: string): Promise<void> {
+async function runTask<T extends Task>(run: SampleRun, pe: ProgressEngine, task: T, what: string, onDone: (task: T) => void = () => {}): Promise<void> {
   let error: DocaError | undefined;
   const done = task.submitAsync().then(
-    (t) => t.free(),
+    (t) => (onDone(t), t.free()),
     (err: DocaError) => {
       error = err;
       task.free();
@@ -171,7 +171,11 @@ async function localMain(run: SampleRun): Promise<void> {
     run.log.info(`Signaled the remote side (${run.values.atomic ? 'added 1' : 'set 1'}); waiting for 2`);
     if (a) await runTask(run, a.pe, a.ctx.taskWaitEqAllocInit(2n, U64_MAX), 'the remote side to signal 2');
     else event.waitEqYield(2n, -1n, { timeoutMs: remainingMs(run, startedAt) });
-    run.log.info(`The remote side signaled; the event value is ${event.get()}`);
+    let value = 0n;
+    // A context answers through its tasks only (the synchronous get is refused there, as in DOCA).
+    if (a) await runTask(run, a.pe, a.ctx.taskGetAllocInit(), 'reading the value', (t) => (value = t.getRetVal()));
+    else value = event.get();
+    run.log.info(`The remote side signaled; the event value is ${value}`);
   }, side, event, a?.pe);
 }
 
