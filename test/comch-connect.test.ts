@@ -1,9 +1,22 @@
 /** Comch control path: connecting across processes, late servers, the security rule, counters. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
+import type { Child } from './helpers/child.js';
 import { startClient, startServer } from './helpers/comch.js';
 import { tempFabricDir } from './helpers/fabric.js';
+
+/** The client's SDK log at DEBUG: each look for its server is a line, the proof that it kept trying. */
+const DEBUG = { SOFTDPU_SDK_LOG_LEVEL: 'DEBUG' };
+
+/** Waits until `client` has looked for its server and found none `times` times. */
+async function retried(client: Child, times: number): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  const count = () => client.stderr.join('').split('\n').filter((l) => /no such server .* yet; retrying/.test(l)).length;
+  while (count() < times) {
+    if (Date.now() > deadline) throw new Error(`the client looked for its server ${count()} times, not ${times}; stderr: ${client.stderr.join('').slice(-1000)}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
 
 test('a client and a server in two processes connect and exchange messages both ways', { timeout: 30_000 }, async (t) => {
   const dir = tempFabricDir(t);
@@ -25,9 +38,9 @@ test('a client and a server in two processes connect and exchange messages both 
 
 test('a client started before its server connects once the server is up', { timeout: 30_000 }, async (t) => {
   const dir = tempFabricDir(t);
-  const client = startClient(t, dir, { sendOnRunning: 'early bird' });
+  const client = startClient(t, dir, { sendOnRunning: 'early bird' }, DEBUG);
   await client.waitFor(/^c0 started DOCA_ERROR_IN_PROGRESS$/);
-  await sleep(300);
+  await retried(client, 3);
   assert.ok(!client.lines.includes('c0 state STARTING->RUNNING'));
   const server = startServer(t, dir);
   await client.waitFor(/^c0 state STARTING->RUNNING$/);
@@ -36,9 +49,9 @@ test('a client started before its server connects once the server is up', { time
 
 test('a client whose server never appears stays STARTING and can be stopped back to IDLE', { timeout: 30_000 }, async (t) => {
   const dir = tempFabricDir(t);
-  const client = startClient(t, dir);
+  const client = startClient(t, dir, {}, DEBUG);
   await client.waitFor(/^c0 started/);
-  await sleep(250);
+  await retried(client, 2);
   client.send('stop 0');
   assert.equal((await client.waitFor(/^c0 stop-result (.*)$/))[1], 'DOCA_SUCCESS');
   await client.waitFor(/^c0 state STARTING->IDLE$/);
@@ -50,9 +63,9 @@ test('a client on b1:00.2 never reaches a server bound to b1:00.0, and that serv
   const dir = tempFabricDir(t);
   const pf = startServer(t, dir, { name: 'shared-name', rep: 'b1:00.0' });
   await pf.waitFor(/^started/);
-  const vfClient = startClient(t, dir, { dev: 'b1:00.2', name: 'shared-name' });
+  const vfClient = startClient(t, dir, { dev: 'b1:00.2', name: 'shared-name' }, DEBUG);
   await vfClient.waitFor(/^c0 started/);
-  await sleep(600);
+  await retried(vfClient, 3); // it looked for its server three times while the PF's was up
   assert.ok(!vfClient.lines.some((l) => l.includes('RUNNING')), 'the VF client must not connect');
   assert.ok(!pf.lines.some((l) => l.startsWith('connect')), 'the PF server must see no connection');
   const vf = startServer(t, dir, { name: 'shared-name', rep: 'b1:00.2' });
@@ -69,9 +82,9 @@ test('the server name must match exactly', { timeout: 30_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const server = startServer(t, dir, { name: 'exact' });
   await server.waitFor(/^started/);
-  const client = startClient(t, dir, { name: 'exac' });
+  const client = startClient(t, dir, { name: 'exac' }, DEBUG);
   await client.waitFor(/^c0 started/);
-  await sleep(400);
+  await retried(client, 3);
   assert.ok(!client.lines.some((l) => l.includes('RUNNING')));
   assert.ok(!server.lines.some((l) => l.startsWith('connect')));
 });

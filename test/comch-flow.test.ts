@@ -1,9 +1,24 @@
 /** Flow control, message size and queue depth across processes, and FIFO order. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
+import type { Child } from './helpers/child.js';
 import { linesOf, startClient, startServer, waitCount } from './helpers/comch.js';
 import { tempFabricDir } from './helpers/fabric.js';
+
+/**
+ * Asks `fixture` for its tasks in flight until it reports `count`: proof that every send was submitted
+ * and that that many are held back (rather than a fixed sleep that hopes they had time to complete).
+ */
+async function held(fixture: Child, prefix: string, count: number): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (let asked = 0; ; asked++) {
+    fixture.send(prefix ? `inflight ${prefix.trim().slice(1)}` : 'inflight');
+    const line = await waitCount(fixture, new RegExp(`^${prefix}inflight \\d+$`), asked + 1);
+    if (line[asked] === `${prefix}inflight ${count}`) return;
+    if (Date.now() > deadline) throw new Error(`${prefix}inflight stayed at ${line[asked]}, not ${count}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
 
 test('a full peer queue holds sends back in order: nothing is dropped or reordered', { timeout: 30_000 }, async (t) => {
   const dir = tempFabricDir(t);
@@ -17,7 +32,7 @@ test('a full peer queue holds sends back in order: nothing is dropped or reorder
   await server.waitFor(/^paused$/);
   client.send('burst 0 20 f');
   await waitCount(client, /^c0 sent /, 4);
-  await sleep(300);
+  await held(client, 'c0 ', 16); // every send was submitted; the 16 beyond the peer's queue are held back
   assert.equal(linesOf(client, /^c0 sent /).length, 4, 'a send completes only once it is in the peer queue');
   server.send('resume');
   const got = await waitCount(server, /^recv /, 20);
@@ -47,14 +62,14 @@ test('when the sides disagree, the connection carries the smaller max_msg_size a
   await waitCount(client, /^paused$/, 1);
   server.send(`burst ${id} 8 s`);
   await waitCount(server, /^sent s/, 5);
-  await sleep(200);
+  await held(server, '', 3);
   assert.equal(linesOf(server, /^sent s/).length, 5);
   server.send('pause');
   await waitCount(server, /^paused$/, 1);
   client.send('resume');
   client.send('burst 0 8 k');
   await waitCount(client, /^c0 sent k/, 3);
-  await sleep(200);
+  await held(client, 'c0 ', 5);
   assert.equal(linesOf(client, /^c0 sent k/).length, 3);
   server.send('resume');
   await waitCount(client, /^c0 sent k/, 8);

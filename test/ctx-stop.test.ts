@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ctxStateName } from '../src/core/ctx.js';
 import { DocaError } from '../src/core/error.js';
+import { logBackendCreateWithBuf } from '../src/core/log.js';
 import { ProgressEngine } from '../src/core/pe.js';
 import { drain, EchoCtx, type EchoTask } from './helpers/echo-ctx.js';
 
@@ -73,4 +74,21 @@ test('an exception from a callback leaves progress() usable', () => {
   assert.throws(() => pe.progress(), /user bug/);
   assert.equal(pe.progress(), false);
   assert.equal(ctx.getNumInflightTasks(), 0);
+});
+
+test('a stop that cannot finish names the tasks never freed: a WARNING at the stop, and in the timeout', { timeout: 10_000 }, async (t) => {
+  const lines: string[] = [];
+  const log = logBackendCreateWithBuf((line) => lines.push(line), { sdk: true });
+  t.after(() => log.destroy());
+  const pe = ProgressEngine.create();
+  const ctx = new EchoCtx();
+  ctx.taskEchoSetConf((task) => task.free(), (task) => task.free(), 8);
+  pe.connectCtx(ctx);
+  ctx.start();
+  const kept = [ctx.taskEchoAllocInit(1), ctx.taskEchoAllocInit(2)]; // allocated, never freed
+  await assert.rejects(ctx.stopAndWait({ timeoutMs: 100 }), (err: unknown) => DocaError.is(err, 'TIME_OUT') && /2 echo task\(s\) allocated and never freed/.test((err as Error).message));
+  assert.equal(lines.filter((l) => /WARN.*stays STOPPING: 2 echo task\(s\) allocated and never freed/.test(l)).length, 1, 'one warning per stop');
+  kept.forEach((task) => task.free());
+  drain(pe);
+  assert.equal(ctx.state, 'IDLE');
 });

@@ -118,7 +118,10 @@ export class ComchClient extends ComchCtx {
       return;
     }
     const [path] = findService(fabric, SERVER_KIND, serverKey(rep.arm.toString(), pci.toString(), this.nameBytes));
-    if (!path) return this.retry();
+    if (!path) {
+      log.dbg(`client for ${JSON.stringify(this.serverName)}: no such server on ${rep.arm} for ${pci} yet; retrying in ${RETRY_MS} ms`);
+      return this.retry();
+    }
     const socket = connect(path);
     this.socket = socket;
     const reader = new FrameReader();

@@ -1,14 +1,17 @@
 /**
  * Promise and async-iterator adapters over the producer and consumer callback core: the same tasks,
- * submitted with `submitAsync()`, never a second path.
+ * submitted with `submitAsync()`, never a second path; the iterator is the one every stream uses
+ * (`core/pull.ts`), so `timeoutMs`, `signal` and `break` behave as they do everywhere.
  */
 import { setImmediate as yieldToLoop, setTimeout as sleep } from 'node:timers/promises';
 import type { DocaBuf } from '../core/buf.js';
 import { DocaError } from '../core/error.js';
-import type { WaitOptions } from '../core/wait.js';
+import { PullIterator } from '../core/pull.js';
+import { boundedWait, type WaitOptions } from '../core/wait.js';
 import type { ComchConsumer } from './consumer.js';
 import type { ComchConsumerPostRecvTask } from './consumer-task.js';
 import type { ComchProducer } from './producer.js';
+import type { ComchProducerSendTask } from './producer-task.js';
 
 /** How a send retries while the consumer has no posted buffer (AGAIN). Defaults: 16 at once, then 16 x 1 ms. */
 export interface RetryPolicy {
@@ -23,27 +26,46 @@ export interface ProducerSendOptions extends WaitOptions {
   retry?: RetryPolicy;
 }
 
-/** `producer.send()`: allocate, submit (retrying AGAIN under the policy), await the completion, free. */
+/**
+ * `producer.send()`: allocate, submit (retrying AGAIN under the policy), await the completion, free. The
+ * whole send is bounded by `timeoutMs` (TIME_OUT) and `signal`; a send still in flight then is freed when
+ * it completes.
+ */
 export async function producerSend(producer: ComchProducer, buf: DocaBuf, options: ProducerSendOptions): Promise<void> {
   const { immediate = 16, delayed = 16, delayMs = 1 } = options.retry ?? {};
+  const call = 'ComchProducer.send';
+  const started = performance.now();
+  const left = () => (options.timeoutMs === undefined ? undefined : Math.max(0, options.timeoutMs - (performance.now() - started)));
+  const timedOut = () => new DocaError('TIME_OUT', call, `the send to consumer ${options.consumerId} did not complete within ${options.timeoutMs} ms`);
   const task = producer.taskSendAllocInit(buf, options.immData, options.consumerId);
+  let owned = true; // false while a submission is in flight that a timeout gave up on
   try {
     for (let attempt = 0; ; attempt++) {
+      if (options.signal?.aborted) throw options.signal.reason;
+      const completion = task.submitAsync();
       try {
-        await task.submitAsync();
+        await boundedWait<ComchProducerSendTask>({ signal: options.signal, timeoutMs: left() }, timedOut, (resolve, reject) => {
+          completion.then(resolve, reject);
+          return () => {};
+        });
         return;
       } catch (err) {
+        if (task.inFlight) {
+          owned = false;
+          completion.then(() => task.free(), () => task.free());
+          throw err;
+        }
         if (!DocaError.is(err, 'AGAIN')) throw err;
         if (attempt >= immediate + delayed) {
-          throw new DocaError('AGAIN', 'ComchProducer.send', `consumer ${options.consumerId} had no posted buffer after ${attempt + 1} attempts`, { cause: err });
+          throw new DocaError('AGAIN', call, `consumer ${options.consumerId} had no posted buffer after ${attempt + 1} attempts`, { cause: err });
         }
-        if (options.signal?.aborted) throw options.signal.reason;
+        if (left() === 0) throw timedOut();
         if (attempt < immediate) await yieldToLoop();
-        else await sleep(delayMs, undefined, options.signal ? { signal: options.signal } : {});
+        else await sleep(Math.min(delayMs, left() ?? delayMs), undefined, options.signal ? { signal: options.signal } : {});
       }
     }
   } finally {
-    task.free();
+    if (owned) task.free();
   }
 }
 
@@ -57,9 +79,10 @@ export interface ComchReceived {
 }
 
 /**
- * `consumer.messages({ bufs })`: posts every buffer, yields each completed receive in the order posted,
- * and posts a buffer again when the next message is asked for. Breaking out stops the reposting; buffers
- * still posted complete (and their tasks are freed) when the consumer stops.
+ * `consumer.messages(bufs)`: posts every buffer, yields each completed receive in the order posted, and
+ * posts a buffer again when the next message is asked for. `timeoutMs` bounds each wait (TIME_OUT),
+ * `signal` ends it; breaking out stops the reposting, and buffers still posted are freed as they
+ * complete (when the consumer stops, at the latest). The iteration ends when the consumer stops.
  */
 export function consumerMessages(consumer: ComchConsumer, bufs: DocaBuf[], options: WaitOptions = {}): AsyncIterableIterator<ComchReceived> {
   const posted: { task: ComchConsumerPostRecvTask; done: Promise<ComchConsumerPostRecvTask> }[] = [];
@@ -67,52 +90,41 @@ export function consumerMessages(consumer: ComchConsumer, bufs: DocaBuf[], optio
   let closed = false;
   const post = (task: ComchConsumerPostRecvTask) => {
     const done = task.submitAsync();
-    done.catch(() => {}); // settled by next(), or freed on close
+    done.catch(() => {}); // settled by the iterator, or freed on close
     posted.push({ task, done });
   };
   for (const buf of bufs) post(consumer.taskPostRecvAllocInit(buf));
-  const close = () => {
-    if (closed) return;
-    closed = true;
-    options.signal?.removeEventListener('abort', close);
-    previous?.free();
-    for (const { task, done } of posted.splice(0)) done.then(() => task.free(), () => task.free());
-  };
-  options.signal?.addEventListener('abort', close, { once: true });
-  const it: AsyncIterableIterator<ComchReceived> = {
-    async next() {
-      if (options.signal?.aborted) {
-        close();
-        throw options.signal.reason;
-      }
-      if (closed) return { value: undefined, done: true };
+  const it: PullIterator<ComchReceived> = new PullIterator<ComchReceived>(
+    () => {
+      closed = true;
+      previous?.free();
+      previous = undefined;
+      for (const { task, done } of posted.splice(0)) done.then(() => task.free(), () => task.free());
+    },
+    () => {
       if (previous) {
         const task = previous;
         previous = undefined;
         post(task);
       }
       const head = posted.shift();
-      if (!head) return { value: undefined, done: true };
-      try {
-        const task = await head.done;
-        previous = task;
-        const buf = task.getBuf();
-        return { value: { buf, data: buf.getData(), immData: task.getImmData(), producerId: task.getProducerId() }, done: false };
-      } catch (err) {
-        head.task.free();
-        close();
-        if (options.signal?.aborted) throw options.signal.reason;
-        if (DocaError.is(err, 'SHUTDOWN')) return { value: undefined, done: true };
-        throw err;
-      }
+      if (!head) return it.end();
+      head.done.then(
+        (task) => {
+          if (closed) return task.free();
+          previous = task;
+          const buf = task.getBuf();
+          it.deliver({ buf, data: buf.getData(), immData: task.getImmData(), producerId: task.getProducerId() });
+        },
+        (err: unknown) => {
+          head.task.free();
+          if (DocaError.is(err, 'SHUTDOWN')) it.end();
+          else it.fail(err);
+        },
+      );
     },
-    async return() {
-      close();
-      return { value: undefined, done: true };
-    },
-    [Symbol.asyncIterator]() {
-      return it;
-    },
-  };
+    options,
+    'ComchConsumer.messages',
+  );
   return it;
 }

@@ -11,6 +11,7 @@
 import type { BellRef } from '../fabric/doorbell.js';
 import { DocaError, describeValue } from './error.js';
 import { Fifo } from './fifo.js';
+import { sdkLogSource } from './log.js';
 import type { ProgressEngine } from './pe.js';
 import { Task, TaskConf, type TaskCompletionCb } from './task.js';
 import { boundedWait, type WaitOptions } from './wait.js';
@@ -46,6 +47,8 @@ export interface WakeSource {
   _pollSource(): boolean;
 }
 
+const log = sdkLogSource('doca_ctx');
+
 /** Work the context hands to `progress()`: a completed task or an event or transition to run. */
 type Work = Task | (() => void);
 
@@ -69,6 +72,7 @@ export abstract class Context {
   private stopError: DocaError | undefined;
   private stateWaiters: StateWaiter[] = [];
   private destroyed = false;
+  private leakReported = false;
   private readonly sourceList = new Set<WakeSource>();
   private readonly readySources = new Fifo<WakeSource>();
   /** @internal in its engine's ready list. */
@@ -157,7 +161,7 @@ export abstract class Context {
     if (this.destroyed) return Promise.reject(new DocaError('BAD_STATE', 'waitForState', `${this.name} was destroyed; it stays IDLE`));
     return boundedWait<void>(
       options,
-      () => new DocaError('TIME_OUT', 'waitForState', `${this.name} did not reach ${target} within ${options.timeoutMs} ms (state ${this.state})`),
+      () => new DocaError('TIME_OUT', 'waitForState', `${this.name} did not reach ${target} within ${options.timeoutMs} ms (state ${this.state}${this.st === CtxState.STOPPING ? `: ${this.stopBlocker()}` : ''})`),
       (resolve, reject) => {
         const waiter: StateWaiter = { target: wanted, resolve: () => resolve(undefined), reject };
         this.stateWaiters.push(waiter);
@@ -224,7 +228,20 @@ export abstract class Context {
       this.finishStop();
       return true;
     }
+    if (this.st === CtxState.STOPPING && this.inflight === 0 && !this.leakReported && this.liveTasks() > 0) {
+      // Every flushed completion was handed back, yet tasks remain allocated: only the program can free them.
+      this.leakReported = true;
+      log.warn(`${this.name} stays STOPPING: ${this.stopBlocker()}`);
+    }
     return false;
+  }
+
+  /** What keeps a STOPPING context from IDLE, in words (for the log and for timeouts). */
+  private stopBlocker(): string {
+    if (this.inflight > 0) return `${this.inflight} task(s) still in flight`;
+    const leaked = [...this.confs.values()].filter((c) => c.live > 0).map((c) => `${c.live} ${c.type} task(s)`);
+    if (leaked.length > 0) return `${leaked.join(' and ')} allocated and never freed; free them (doca_task_free) to let it reach IDLE`;
+    return 'its teardown has not finished';
   }
 
   /** @internal true when `progress()` would find work right now without polling shared memory. */
@@ -455,6 +472,7 @@ export abstract class Context {
     const prev = this.st;
     this.st = CtxState.STOPPING;
     this.stopError = err;
+    this.leakReported = false;
     this._doStop();
     for (let t = this.inflightHead; t; t = t._next) if (!this._holdsOnStop(t)) this.completeTask(t, err);
     if (direct && this.work.length === 0 && this.canFinishStop()) {
