@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { crc32 } from 'node:zlib';
@@ -15,6 +16,7 @@ import { AccessFlag, Mmap } from '../src/core/mmap.js';
 import { ProgressEngine } from '../src/core/pe.js';
 import { currentFabric, useFabric } from '../src/fabric/fabric.js';
 import { encodeDescriptor, Segment } from '../src/fabric/segment.js';
+import { frame, NetFrame, NetOp, NetReader, proof } from '../src/sync-event/remote-net-wire.js';
 import { SyncEvent } from '../src/sync-event/sync-event.js';
 import { hex } from './fixtures/se-lib.js';
 import { spawnChild } from './helpers/child.js';
@@ -121,4 +123,49 @@ test('a counter in a DocaBuf exports over PCI only when its map has PCI_READ_WRI
     event.stop();
     event.destroy();
   }
+});
+
+test('remote net is bounded: one secret however many exports, a peer limit, and no reply queue for a peer that never reads', { timeout: 30_000 }, async (t) => {
+  useFabric({ dir: tempFabricDir(t) });
+  const event = SyncEvent.create();
+  event.addPublisherLocationRemoteNet();
+  event.addSubscriberLocationCpu(openDeviceByPci('b1:00.0'));
+  event.start();
+  t.after(() => (event.stop(), event.destroy()));
+  const blobs = await Promise.all(Array.from({ length: 20 }, () => event.exportToRemoteNet()));
+  const secrets = new Set(blobs.map((b) => Buffer.from(b.subarray(24 + 66, 24 + 98)).toString('hex')));
+  assert.equal(secrets.size, 1, 'every blob carries the event\'s one secret');
+  const blob = blobs[0]!;
+  const port = new DataView(blob.buffer, blob.byteOffset).getUint16(24 + 64, true);
+  const secret = blob.subarray(24 + 66, 24 + 98);
+  // A peer that authenticates, then floods requests and never reads a reply.
+  const flood = connect({ host: '127.0.0.1', port });
+  const admitted = new Promise<void>((resolve) => {
+    const reader = new NetReader();
+    flood.on('data', (chunk: Buffer) => {
+      for (const body of reader.push(chunk) ?? []) {
+        if (body[0] === NetFrame.CHALLENGE) flood.write(frame(NetFrame.AUTH, (v) => new Uint8Array(v.buffer, v.byteOffset, 32).set(proof(secret, body.subarray(1, 33))), 32));
+        if (body[0] === NetFrame.ADMITTED) {
+          flood.pause(); // from now on it reads nothing
+          resolve();
+        }
+      }
+    });
+  });
+  t.after(() => flood.destroy());
+  await admitted;
+  const request = frame(NetFrame.REQUEST, (v) => v.setUint8(4, NetOp.GET), 13);
+  // More replies than the kernel's socket buffers hold: past them, the exporter must stop reading.
+  const many = Buffer.concat(Array.from({ length: 1000 }, () => request));
+  for (let i = 0; i < 400; i++) flood.write(many);
+  await new Promise((r) => setTimeout(r, 1500));
+  const served = [...(event as unknown as { netServer: { sockets: Set<import('node:net').Socket> } }).netServer.sockets];
+  assert.equal(served.length, 1);
+  assert.ok(served[0]!.writableLength < 1024 * 1024, `the exporter holds ${served[0]!.writableLength} bytes of replies for a peer that reads none`);
+  assert.ok(served[0]!.isPaused(), 'it stopped reading that peer');
+  // Beyond the peer limit a connection is refused at once.
+  const extra = Array.from({ length: 64 }, () => connect({ host: '127.0.0.1', port }));
+  t.after(() => extra.forEach((s) => s.destroy()));
+  const closed = await Promise.all(extra.map((s) => new Promise<boolean>((resolve) => (s.once('close', () => resolve(true)), s.once('data', () => resolve(false)), s.on('error', () => {})))));
+  assert.equal(closed.filter(Boolean).length, 1, 'one of the 65 peers is refused');
 });

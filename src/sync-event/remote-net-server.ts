@@ -1,7 +1,11 @@
 /**
  * The exporter's side of remote-net: a TCP listener (loopback unless told otherwise) that admits only
- * peers proving they hold a secret from one of its blobs, and applies their set/add/get to the event.
- * It is served by the event loop, so the exporting process must not sit in a blocking wait.
+ * peers proving they hold the event's secret (every blob of the event carries the same one, made at the
+ * first export), and applies their set/add/get to the event. It is served by the event loop, so the
+ * exporting process must not sit in a blocking wait.
+ *
+ * Bounded: at most MAX_PEERS connections (more are refused and logged), one HMAC per authentication, and
+ * a peer that does not read its replies stops being read once MAX_UNREAD bytes of them are queued.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, isIP, type Server, type Socket } from 'node:net';
@@ -20,13 +24,19 @@ export interface RemoteNetOptions {
   port?: number;
 }
 
+/** Connections one exported event serves at a time. */
+const MAX_PEERS = 64;
+/** Reply bytes queued for a peer before its requests are no longer read (until it reads them). */
+const MAX_UNREAD = 64 * 1024;
+
 /** Blob payload: host [64], u16 port, secret [32]. */
 export const NET_PAYLOAD = 64 + 2 + 32;
 
 export class RemoteNetServer {
   /** The listener, once asked for: concurrent exports share it. */
   private listening: Promise<Server> | undefined;
-  private readonly secrets: Buffer[] = [];
+  /** The event's secret, made at the first export and carried by every blob of it. */
+  private secret: Buffer | undefined;
   private readonly sockets = new Set<Socket>();
   private host = '';
   private closed = false;
@@ -40,8 +50,7 @@ export class RemoteNetServer {
     this.host = host;
     this.listening ??= this.listen(call, host, options.port ?? 0);
     const server = await this.listening;
-    const secret = randomBytes(32);
-    this.secrets.push(secret);
+    const secret = (this.secret ??= randomBytes(32));
     const w = new BlobWriter(BlobKind.SYNC_EVENT_NET, NET_PAYLOAD, undefined);
     w.text(0, 64, host);
     w.view.setUint16(64, (server.address() as { port: number }).port, true);
@@ -54,7 +63,7 @@ export class RemoteNetServer {
     void this.listening?.then((server) => server.close()).catch(() => {});
     for (const s of this.sockets) s.destroy();
     this.sockets.clear();
-    this.secrets.length = 0;
+    this.secret = undefined;
   }
 
   private listen(call: string, host: string, port: number): Promise<Server> {
@@ -75,6 +84,11 @@ export class RemoteNetServer {
   }
 
   private admit(socket: Socket): void {
+    if (this.sockets.size >= MAX_PEERS) {
+      log.warn(`remote-net peer ${socket.remoteAddress}:${socket.remotePort}: the event already serves ${MAX_PEERS} peers; refusing it`);
+      socket.destroy();
+      return;
+    }
     this.sockets.add(socket);
     const nonce = randomBytes(32);
     const reader = new NetReader();
@@ -97,7 +111,7 @@ export class RemoteNetServer {
       for (const body of bodies) {
         if (!admitted) {
           const answer = body.subarray(1);
-          if (body[0] !== NetFrame.AUTH || answer.length !== 32 || !this.secrets.some((s) => timingSafeEqual(proof(s, nonce), answer))) {
+          if (body[0] !== NetFrame.AUTH || answer.length !== 32 || !this.secret || !timingSafeEqual(proof(this.secret, nonce), answer)) {
             socket.write(frame(NetFrame.REPLY, (v) => v.setUint16(4, DocaErrorCode.DOCA_ERROR_AUTHENTICATION, true), 14));
             return drop('authentication failed (wrong secret)');
           }
@@ -107,7 +121,11 @@ export class RemoteNetServer {
           continue;
         }
         if (body[0] !== NetFrame.REQUEST || body.length !== 14) return drop('malformed request');
-        socket.write(this.serve(body));
+        if (!socket.write(this.serve(body)) && socket.writableLength > MAX_UNREAD) {
+          // It sends faster than it reads: stop reading it until its replies drained.
+          socket.pause();
+          socket.once('drain', () => socket.resume());
+        }
       }
     });
   }

@@ -3,7 +3,7 @@
  * made from the blob `exportToRemoteNet` gave, in a process that needs nothing else of the fabric. It
  * sets, adds and gets over TCP (DOCA does this with RDMA tasks), so its operations are promises.
  */
-import { connect, type Socket } from 'node:net';
+import { connect, isIP, type Socket } from 'node:net';
 import { BlobKind, BlobReader } from '../core/blob.js';
 import type { Dev } from '../core/dev.js';
 import { DocaError, DocaErrorCode, docaErrorGetName, type DocaErrorName } from '../core/error.js';
@@ -32,7 +32,7 @@ export class SyncEventRemoteNet {
   private socket: Socket | undefined;
   private ready: Promise<Socket> | undefined;
   private readonly pending = new Map<number, Pending>();
-  private nextId = 1;
+  private nextId = 0;
   private destroyed = false;
 
   private constructor(
@@ -56,7 +56,9 @@ export class SyncEventRemoteNet {
     const r = new BlobReader(blob, BlobKind.SYNC_EVENT_NET, undefined, call, NET_PAYLOAD);
     const port = r.view.getUint16(64, true);
     if (port === 0) throw new DocaError('INVALID_VALUE', call, 'the blob names port 0');
-    return new SyncEventRemoteNet(r.text(0, 64), port, r.raw(66, 32), timeoutMs);
+    const host = r.text(0, 64);
+    if (!isIP(host)) throw new DocaError('INVALID_VALUE', call, `the blob names ${JSON.stringify(host)}, which is not an IP address`);
+    return new SyncEventRemoteNet(host, port, r.raw(66, 32), timeoutMs);
   }
 
   /** Sets the value. */
@@ -87,7 +89,10 @@ export class SyncEventRemoteNet {
   private request(op: number, value: bigint): Promise<bigint> {
     const call = 'doca_sync_event_remote_net';
     if (this.destroyed) return Promise.reject(new DocaError('BAD_STATE', call, 'the handle was destroyed'));
-    const id = this.nextId++;
+    // Ids wrap at 2^32 (the wire's u32); one still pending is skipped.
+    do this.nextId = (this.nextId + 1) >>> 0 || 1;
+    while (this.pending.has(this.nextId));
+    const id = this.nextId;
     const what = op === NetOp.GET ? 'get' : `${OP_NAMES[op]} ${value}`;
     // The timer covers connecting too: an exporter whose event loop is held never answers the handshake.
     const answered = new Promise<bigint>((resolve, reject) => {
@@ -126,6 +131,7 @@ export class SyncEventRemoteNet {
       this.socket = socket; // destroy() ends a connection still being made
       const reader = new NetReader();
       let admitted = false;
+      let answered = false;
       const fail = (err: DocaError) => {
         reject(err);
         if (this.socket !== socket) return; // already failed (or destroyed): 'error' and 'close' both come
@@ -139,18 +145,22 @@ export class SyncEventRemoteNet {
       socket.on('data', (chunk: Buffer) => {
         const bodies = reader.push(chunk);
         if (!bodies) return fail(new DocaError('UNEXPECTED', call, 'the exporter sent a malformed frame'));
+        // The exporter is not trusted either: every frame must be the one this state allows.
         for (const body of bodies) {
-          if (body[0] === NetFrame.CHALLENGE && !admitted) {
+          if (body[0] === NetFrame.CHALLENGE && !answered && body.length === 33) {
+            answered = true;
             const answer = proof(this.secret, body.subarray(1, 33));
             socket.write(frame(NetFrame.AUTH, (v) => new Uint8Array(v.buffer, v.byteOffset, 32).set(answer), 32));
-          } else if (body[0] === NetFrame.ADMITTED) {
+          } else if (body[0] === NetFrame.ADMITTED && answered && !admitted && body.length === 1) {
             admitted = true;
             clearTimeout(timer);
             resolve(socket);
-          } else if (body[0] === NetFrame.REPLY && body.length === 15) {
+          } else if (body[0] === NetFrame.REPLY && body.length === 15 && answered) {
             const status = body.readUInt16LE(5);
             if (!admitted) return fail(new DocaError('AUTHENTICATION', call, 'the exporter refused the secret (the event may be destroyed)'));
             this.settle(body.readUInt32LE(1), status, body.readBigUInt64LE(7));
+          } else {
+            return fail(new DocaError('UNEXPECTED', call, `the exporter sent frame type ${body[0]} (${body.length} bytes) where it may not`));
           }
         }
       });
