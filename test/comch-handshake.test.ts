@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { DocaErrorCode } from '../src/core/error.js';
 import { self } from '../src/fabric/liveness.js';
-import { encodeHello, FrameReader, FrameType, WIRE_MAGIC, WIRE_VERSION } from '../src/comch/wire.js';
+import { encodeHello, encodeWelcome, FrameReader, FrameType, WIRE_MAGIC, WIRE_VERSION, WireError } from '../src/comch/wire.js';
 import { startClient, startServer } from './helpers/comch.js';
 import { tempFabricDir } from './helpers/fabric.js';
 
@@ -80,4 +80,10 @@ test('bad handshakes are refused or dropped, logged, and other clients are still
     assert.match(log, expected);
   }
   assert.ok(log.split('\n').every((line) => line === '' || /\[DOCA\]\[WARN\]\[comch_server\]/.test(line) || /\[DOCA\]/.test(line)), 'every line is an SDK log line');
+});
+
+test('a WELCOME naming an impossible segment is a WireError like any bad frame, not a DocaError from inside the reader', () => {
+  const welcome = encodeWelcome({ pid: 1, start: 0, segment: { pid: 1, fd: 3, start: 0, size: 4096, token: new Uint8Array(16) }, msgSize: 64, c2sSlots: 4, s2cSlots: 4, connectionId: 0 });
+  welcome.writeDoubleLE(64, 12 + 16 + 16); // the descriptor's size: no segment is only its header
+  assert.throws(() => new FrameReader().push(welcome), (err: unknown) => err instanceof WireError && /WELCOME frame: .*impossible values \(pid 1, size 64\)/.test(err.message));
 });

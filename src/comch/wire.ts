@@ -130,6 +130,15 @@ function need(body: Uint8Array, size: number, what: string): void {
   if (body.length < size) throw new WireError(`${what} frame is truncated (${body.length} of ${size} bytes)`);
 }
 
+/** The WELCOME's segment descriptor; one no segment could have is a bad frame like any other (WireError). */
+function welcomeSegment(f: DataView): SegmentDescriptor {
+  try {
+    return decodeDescriptor(f, 16, 'comch handshake');
+  } catch (err) {
+    throw new WireError(`WELCOME frame: ${(err as Error).message}`);
+  }
+}
+
 function decode(body: Uint8Array): Frame {
   need(body, 8, 'a');
   const v = new DataView(body.buffer, body.byteOffset, body.byteLength);
@@ -164,7 +173,7 @@ function decode(body: Uint8Array): Frame {
         welcome: {
           pid: f.getFloat64(0, true),
           start: f.getFloat64(8, true),
-          segment: decodeDescriptor(f, 16, 'comch handshake'),
+          segment: welcomeSegment(f),
           msgSize: f.getUint32(16 + DESCRIPTOR_SIZE, true),
           c2sSlots: f.getUint32(20 + DESCRIPTOR_SIZE, true),
           s2cSlots: f.getUint32(24 + DESCRIPTOR_SIZE, true),

@@ -49,13 +49,14 @@ export function importPci(dev: Dev, blob: Uint8Array): ImportedEvent {
   if (!syncEventCapIsCreateFromExportSupported(info)) throw new DocaError('NOT_SUPPORTED', call, `${info.spec.pci} cannot create sync events from an export`);
   const r = new BlobReader(blob, BlobKind.SYNC_EVENT_PCI, dev.fabric.id, call, PAYLOAD);
   const slot = readPciTrailer(r, P_TRAILER, info, call, 'event');
+  // Both descriptors are decoded before anything is mapped: a bad value descriptor must not strand the control mapping.
+  const valueDescriptor = r.descriptor(P_VALUE);
   const control = Segment.open(r.descriptor(P_CONTROL), call);
   const problem = controlProblem(control);
   if (problem) {
     control.close();
     throw new DocaError('INVALID_VALUE', call, `the segment the blob names as the event's control block ${problem}`);
   }
-  const valueDescriptor = r.descriptor(P_VALUE);
   let value: Segment;
   try {
     value = descriptorKey(valueDescriptor) === descriptorKey(control.descriptor) ? control : Segment.open(valueDescriptor, call);
