@@ -128,7 +128,8 @@ test('capabilities answer from the topology: server only on the DPU, client only
   assert.equal(se.syncEventCapIsExportToRemoteNetSupported(arm!), false);
   assert.equal(se.syncEventCapIsExportToRemotePciSupported(arm!), true);
   assert.equal(se.syncEventCapIsExportToGpuSupported(host!), false);
-  assert.equal(se.syncEventCapIsExportToDpaSupported(host!), false, 'the DPA is not emulated yet');
+  assert.equal(se.syncEventCapIsExportToDpaSupported(host!), true);
+  assert.equal(se.syncEventCapRemoteNetIsExportToDpaSupported(arm!), true);
   assert.equal(se.syncEventCapTaskWaitEqIsSupported(host!), true);
   assert.equal(mmapCapIsExportPciSupported(host!), true);
   assert.equal(mmapCapIsCreateFromExportPciSupported(arm!), true);

@@ -23,13 +23,13 @@ function started(t: TestContext): { event: SyncEvent; host: ReturnType<typeof op
   return { event, host };
 }
 
-test('locations: one publisher and one subscriber; GPU and DPA are NOT_SUPPORTED; configuration only before start', (t) => {
+test('locations: one publisher and one subscriber; GPU is NOT_SUPPORTED, a DPA location needs a Dpa; configuration only before start', (t) => {
   useFabric({ dir: tempFabricDir(t) });
   const host = openDeviceByPci('b1:00.0');
   const event = SyncEvent.create();
   assert.throws(() => event.start(), code('DOCA_ERROR_BAD_STATE', /set a publisher and a subscriber/));
   assert.throws(() => event.addPublisherLocationGpu({}), code('DOCA_ERROR_NOT_SUPPORTED', /GPU features are not supported/));
-  assert.throws(() => event.addSubscriberLocationDpa({}), code('DOCA_ERROR_NOT_SUPPORTED', /DPA/));
+  assert.throws(() => event.addSubscriberLocationDpa({} as never), code('DOCA_ERROR_INVALID_VALUE', /needs a Dpa/));
   event.addPublisherLocationCpu(host);
   assert.throws(() => event.addPublisherLocationRemotePci(), code('DOCA_ERROR_INVALID_VALUE', /publisher location is already cpu/));
   event.addSubscriberLocationRemotePci();
@@ -191,7 +191,7 @@ test('async tasks: get, notify_set, notify_add with the fetched value, wait_eq/n
   ev.destroy();
 });
 
-test('bad blobs are refused: truncated, corrupted, another fabric, destroyed; remote_pci export needs cpu/remote_pci', (t) => {
+test('bad blobs are refused: truncated, corrupted, another fabric, destroyed; remote_pci export needs cpu/remote_pci/dpa', (t) => {
   const { event, host } = started(t);
   const blob = event.exportToRemotePci(host);
   const arm = openDeviceByPci('03:00.0');
@@ -210,7 +210,7 @@ test('bad blobs are refused: truncated, corrupted, another fabric, destroyed; re
   net.addPublisherLocationRemoteNet();
   net.addSubscriberLocationCpu(host);
   net.start();
-  assert.throws(() => net.exportToRemotePci(host), code('DOCA_ERROR_NOT_SUPPORTED', /publisher and subscriber at cpu or remote_pci, not remote_net and cpu/));
+  assert.throws(() => net.exportToRemotePci(host), code('DOCA_ERROR_NOT_SUPPORTED', /publisher and subscriber at cpu, remote_pci or dpa, not remote_net and cpu/));
   event.stop();
   event.destroy();
   assert.throws(() => SyncEvent.createFromExport(arm, blob), code('DOCA_ERROR_NOT_FOUND', /stale/));

@@ -74,7 +74,8 @@ const bad: [string, unknown, RegExp][] = [
   ['bad type', { dpus: [{ arm: [{ pci: '03:00.0' }], host: [{ pci: 'b1:00.0', type: 'XF' }] }] }, /\$\.dpus\[0\]\.host\[0\]\.type: "XF" is not PF, VF or SF/],
   ['cap out of range', { caps: { comch: { maxMsgSize: 0 } }, dpus: [{ arm: [{ pci: '03:00.0' }] }] }, /\$\.caps\.comch\.maxMsgSize: must be an integer in \[1, 1048576\], got 0/],
   ['unknown cap', { caps: { comch: { maxMsg: 1 } }, dpus: [{ arm: [{ pci: '03:00.0' }] }] }, /\$\.caps\.comch\.maxMsg: unknown field/],
-  ['a capability softdpu cannot give', { caps: { syncEvent: { exportToDpa: true } }, dpus: [{ arm: [{ pci: '03:00.0' }] }] }, /\$\.caps\.syncEvent\.exportToDpa: cannot be true: softdpu has no GPU, and the DPA is not emulated yet/],
+  ['a capability softdpu cannot give', { caps: { syncEvent: { exportToGpu: true } }, dpus: [{ arm: [{ pci: '03:00.0' }] }] }, /\$\.caps\.syncEvent\.exportToGpu: cannot be true: softdpu has no GPU/],
+  ['more execution units than an idle mask holds', { caps: { dpa: { numEus: 33 } }, dpus: [{ arm: [{ pci: '03:00.0' }] }] }, /\$\.caps\.dpa\.numEus: must be an integer in \[1, 32\], got 33/],
   ['bad arm ref', { dpus: [{ arm: [{ pci: '03:00.0' }], host: [{ pci: 'b1:00.0', arm: '05:00.0' }] }] }, /\$\.dpus\[0\]\.host\[0\]\.arm: 0000:05:00\.0 is not an Arm device of bf0/],
   ['bool cap', { dpus: [{ arm: [{ pci: '03:00.0' }], caps: { mmap: { exportPci: 'yes' } } }] }, /\$\.dpus\[0\]\.caps\.mmap\.exportPci: must be true or false/],
 ];

@@ -41,6 +41,20 @@ const FILLED = 2;
 const CLAIMED = 3;
 export const MAX_IMM = 32;
 
+/** The layout above, for the DPA's implementation of a consumer's side (dpa/dev/comch-msgq.ts). */
+export const QUEUE_LAYOUT = {
+  SLOT_COUNT: OFF_SLOTS,
+  POST_TAIL: POST_TAIL * 4,
+  CLAIM_HEAD: CLAIM_HEAD * 4,
+  SLOTS,
+  SLOT_SIZE,
+  SLOT: { STATE: 0, CAPACITY: 4, OFFSET: 8, LENGTH: 16, PRODUCER: 20, IMM_LEN: 24, CLAIMER: 28, IMM: 32 },
+  EMPTY,
+  POSTED,
+  FILLED,
+  CLAIMED,
+} as const;
+
 /** A filled slot, as the consumer reads it; `bad` names what the producer got wrong. */
 export interface Filled {
   length: number;

@@ -1,5 +1,6 @@
 /** The consumer's post-receive task (`doca_comch_consumer_task_post_recv`): one buffer offered to producers. */
 import type { DocaBuf } from '../core/buf.js';
+import { DocaError } from '../core/error.js';
 import { Task, type TaskConf } from '../core/task.js';
 import type { ComchConsumer } from './consumer.js';
 import type { Filled } from './consumer-queue.js';
@@ -12,13 +13,22 @@ export class ComchConsumerPostRecvTask extends Task {
   constructor(
     private readonly consumer: ComchConsumer,
     conf: TaskConf,
-    private buf: DocaBuf,
+    private buf: DocaBuf | undefined,
   ) {
     super(consumer, conf);
   }
 
-  /** `doca_comch_consumer_task_post_recv_get_buf`: after completion, its data is what was received. */
+  /**
+   * `doca_comch_consumer_task_post_recv_get_buf`: after completion, its data is what was received. A MsgQ
+   * receive has none (DOCA: NULL): BAD_STATE, read `getImmData()` instead.
+   */
   getBuf(): DocaBuf {
+    if (!this.buf) throw new DocaError('BAD_STATE', 'doca_comch_consumer_task_post_recv_get_buf', 'a MsgQ receive has no buffer: it carries immediate data only');
+    return this.buf;
+  }
+
+  /** @internal the buffer, if the receive has one. */
+  get _buf(): DocaBuf | undefined {
     return this.buf;
   }
 
@@ -57,7 +67,7 @@ export class ComchConsumerPostRecvTask extends Task {
 
   /** @internal a producer filled the buffer. */
   _received(filled: Filled): void {
-    this.buf._setReceived(filled.length);
+    this.buf?._setReceived(filled.length);
     this.immData = filled.imm.length > 0 ? filled.imm : undefined;
     this.producerId = filled.producerId;
   }

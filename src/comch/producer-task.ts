@@ -1,5 +1,6 @@
 /** The producer's send task (`doca_comch_producer_task_send`): a buffer (and immediate data) for one consumer. */
 import type { DocaBuf } from '../core/buf.js';
+import { DocaError } from '../core/error.js';
 import { Task, type TaskConf } from '../core/task.js';
 import type { ComchProducer } from './producer.js';
 
@@ -10,7 +11,7 @@ export class ComchProducerSendTask extends Task {
   constructor(
     private readonly producer: ComchProducer,
     conf: TaskConf,
-    private buf: DocaBuf,
+    private buf: DocaBuf | undefined,
     immData: Uint8Array | undefined,
     private consumerId: number,
   ) {
@@ -18,8 +19,14 @@ export class ComchProducerSendTask extends Task {
     this.immData = immData?.slice();
   }
 
-  /** `doca_comch_producer_task_send_get_buf`. */
+  /** `doca_comch_producer_task_send_get_buf`: a MsgQ send has none (DOCA: NULL): BAD_STATE. */
   getBuf(): DocaBuf {
+    if (!this.buf) throw new DocaError('BAD_STATE', 'doca_comch_producer_task_send_get_buf', 'a MsgQ send has no buffer: it carries immediate data only');
+    return this.buf;
+  }
+
+  /** @internal the buffer, if the send has one. */
+  get _buf(): DocaBuf | undefined {
     return this.buf;
   }
 

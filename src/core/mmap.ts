@@ -14,6 +14,7 @@ import type { Devinfo } from './devinfo.js';
 import { capabilityReport } from './caps.js';
 import { BlobKind, BlobReader, BlobWriter, DESCRIPTOR_SIZE } from './blob.js';
 import type { Dev } from './dev.js';
+import { dpaMapTable } from './dpa-maps.js';
 import { DocaError, describeValue } from './error.js';
 import { sharedLocation, useSharedMemory } from './memory.js';
 import { PCI_TRAILER_SIZE, readPciTrailer, writePciTrailer } from './pci-export.js';
@@ -50,7 +51,7 @@ const P_PERMISSIONS = P_LENGTH + 8; // u32
 const P_TRAILER = P_PERMISSIONS + 4; // slot and DPU: core/pci-export.ts
 const PAYLOAD_SIZE = P_TRAILER + PCI_TRAILER_SIZE;
 
-interface Imported {
+interface ImportedMap {
   segment: Segment;
   slot: ExportSlot;
 }
@@ -66,11 +67,13 @@ export class Mmap {
   private started = false;
   private everStarted = false;
   private exportSlot: ExportSlot | undefined;
-  private imported: Imported | undefined;
+  private imported: ImportedMap | undefined;
   private invalid = false;
   private destroyed = false;
   private bufs = 0;
   private freeCb: MmapFreeCb | undefined;
+  /** Entries in the process's table of maps usable from the DPA, by device (core/dpa-maps.ts). */
+  private readonly dpaHandles = new Map<Dev, { index: number; handle: bigint }>();
   /** `doca_mmap_set_user_data` / `get_user_data`. */
   userData: unknown;
   readonly name = `mmap ${nextId++}`;
@@ -221,6 +224,8 @@ export class Mmap {
     } else if (this.started) {
       useSharedMemory(this.memrange!, -1);
     }
+    for (const { index } of this.dpaHandles.values()) dpaMapTable().unregister(index);
+    this.dpaHandles.clear();
     this.started = false;
     this.destroyed = true;
     for (const dev of this.devs.splice(0)) dev._release(this);
@@ -249,6 +254,28 @@ export class Mmap {
     w.view.setUint32(P_PERMISSIONS, this.permissions, true);
     writePciTrailer(w, P_TRAILER, this.exportSlot, info);
     return w.finish();
+  }
+
+  /**
+   * `doca_mmap_dev_get_dpa_handle`: the handle DPA code on `dev`'s DPA uses to address this map (in
+   * `comchProducerDmaCopy`, say). The map must be started, have `dev` added, and live in shared memory
+   * (`allocSharedMemory`, or a map created from an export), since the DPA's execution units reach it
+   * there. Addresses in the map are byte offsets from the start of its range. Destroying the map makes
+   * the handle invalid.
+   */
+  devGetDpaHandle(dev: Dev): bigint {
+    const call = 'doca_mmap_dev_get_dpa_handle';
+    this.checkValid(call);
+    if (!this.started) throw new DocaError('BAD_STATE', call, `${this.name} is not started`);
+    if (!this.devs.includes(dev)) throw new DocaError('NOT_FOUND', call, `${dev?.name ?? 'the device'} was not added to ${this.name}`);
+    if (!capabilityReport(dev.asDevinfo().spec).dpa.supported) throw new DocaError('NOT_SUPPORTED', call, `${dev.name} has no DPA`);
+    const known = this.dpaHandles.get(dev);
+    if (known) return known.handle;
+    const where = this._location();
+    if (!where) throw new DocaError('NOT_SUPPORTED', call, `${this.name} is not in shared memory (allocSharedMemory): the DPA cannot reach it`);
+    const entry = dpaMapTable().register({ memory: where.segment.descriptor, offset: where.offset, length: this.memrange!.length, flags: this.permissions, dev: dev.asDevinfo().spec.pci.toString() }, call);
+    this.dpaHandles.set(dev, entry);
+    return entry.handle;
   }
 
   /** `doca_mmap_get_num_bufs`. */

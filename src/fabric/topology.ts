@@ -61,12 +61,29 @@ export interface MmapCaps {
   createFromExportPci: boolean;
 }
 
+/** What the emulated DPA of a device offers (`doca_dpa_get_*`, and the fabric-wide DPA limit). */
+export interface DpaCaps {
+  /** Execution units: worker threads each started DPA runs its code on (`doca_dpa_get_total_num_eus_available`). */
+  numEus: number;
+  /** DPAs that may be started at once on one DPU, host and Arm side together, across processes. */
+  maxDpas: number;
+  /** `doca_dpa_get_max_threads_per_kernel`. */
+  maxThreadsPerKernel: number;
+  /** `doca_dpa_get_kernel_max_run_time`, in milliseconds (DOCA reports seconds). */
+  kernelMaxRunTimeMs: number;
+  /** Bytes of DPA memory (`doca_dpa_mem_alloc`) per DPA. */
+  heapSize: number;
+  /** DPA objects (threads, completions, async ops, handles) one DPA holds at once. */
+  maxObjects: number;
+}
+
 export interface Caps {
   comch: ComchCaps;
   consumer: ConsumerCaps;
   producer: ProducerCaps;
   syncEvent: SyncEventCaps;
   mmap: MmapCaps;
+  dpa: DpaCaps;
 }
 
 /** A device a process can open (`doca_devinfo`). */
@@ -122,9 +139,9 @@ export const DEFAULT_CAPS: Caps = Object.freeze({
     remoteNetCreateFromExport: true,
     exportToRemotePci: true,
     exportToRemoteNet: true,
-    exportToDpa: false,
+    exportToDpa: true,
     exportToGpu: false,
-    remoteNetExportToDpa: false,
+    remoteNetExportToDpa: true,
     remoteNetExportToGpu: false,
     taskGet: true,
     taskNotifySet: true,
@@ -133,6 +150,7 @@ export const DEFAULT_CAPS: Caps = Object.freeze({
     taskWaitNeq: true,
   },
   mmap: { exportPci: true, createFromExportPci: true },
+  dpa: { numEus: 4, maxDpas: 28, maxThreadsPerKernel: 256, kernelMaxRunTimeMs: 5000, heapSize: 64 << 20, maxObjects: 4096 },
 });
 
 /** Upper bounds an override may not exceed (what the emulation can honour). */
@@ -148,6 +166,12 @@ const CAP_LIMITS: Record<string, number> = {
   maxConsumers: 1 << 16,
   maxProducers: 1 << 16,
   maxImmDataLen: 32,
+  numEus: 32,
+  maxDpas: 1024,
+  maxThreadsPerKernel: 1 << 16,
+  kernelMaxRunTimeMs: 3_600_000,
+  heapSize: 1 << 30,
+  maxObjects: 1 << 15,
 };
 
 /** The embedded default: one BlueField with Arm device 03:00.0, a host PF b1:00.0 and VFs b1:00.2, b1:00.3. */
@@ -199,7 +223,7 @@ function pci(obj: Json, key: string, path: string): PciAddress {
 }
 
 /** Capabilities the emulation cannot provide: a topology may not claim them (caps answer truthfully). */
-const UNAVAILABLE = new Set(['exportToDpa', 'exportToGpu', 'remoteNetExportToDpa', 'remoteNetExportToGpu']);
+const UNAVAILABLE = new Set(['exportToGpu', 'remoteNetExportToGpu']);
 
 function mergeCaps(base: Caps, override: unknown, path: string): Caps {
   if (override === undefined) return base;
@@ -213,7 +237,7 @@ function mergeCaps(base: Caps, override: unknown, path: string): Caps {
       const p = `${groupPath}.${field}`;
       if (typeof target[field] === 'boolean') {
         if (typeof v !== 'boolean') fail(p, 'must be true or false');
-        if (v && UNAVAILABLE.has(field)) fail(p, 'cannot be true: softdpu has no GPU, and the DPA is not emulated yet');
+        if (v && UNAVAILABLE.has(field)) fail(p, 'cannot be true: softdpu has no GPU');
       } else {
         const limit = CAP_LIMITS[field] ?? 2 ** 32 - 1;
         if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > limit) {

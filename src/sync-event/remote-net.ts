@@ -9,6 +9,7 @@ import type { Dev } from '../core/dev.js';
 import { DocaError, DocaErrorCode, docaErrorGetName, type DocaErrorName } from '../core/error.js';
 import { syncEventCapRemoteNetIsCreateFromExportSupported } from './caps.js';
 import { toU64 } from './condition.js';
+import { type DpaEventTarget, isDpaTarget } from './dpa-handle.js';
 import { NET_PAYLOAD } from './remote-net-server.js';
 import { frame, NetFrame, NetOp, NetReader, proof } from './remote-net-wire.js';
 
@@ -74,6 +75,18 @@ export class SyncEventRemoteNet {
   /** Reads the value. */
   get(): Promise<bigint> {
     return this.request(NetOp.GET, 0n);
+  }
+
+  /**
+   * `doca_sync_event_remote_net_get_dpa_handle`: the handle by which DPA code of `dpa` names this remote
+   * event. DPA code updates remote events through DOCA RDMA (`doca_dpa_dev_rdma_signal_*`), which softdpu
+   * does not emulate: the handle is checked and can be passed around, nothing more (docs/dpa.md).
+   */
+  getDpaHandle(dpa: DpaEventTarget): bigint {
+    const call = 'doca_sync_event_remote_net_get_dpa_handle';
+    if (this.destroyed) throw new DocaError('BAD_STATE', call, 'the handle was destroyed');
+    if (!isDpaTarget(dpa)) throw new DocaError('INVALID_VALUE', call, 'expected a Dpa');
+    return dpa._remoteNetHandle(this, call);
   }
 
   /** `doca_sync_event_remote_net_destroy`: pending operations fail with NOT_CONNECTED. */

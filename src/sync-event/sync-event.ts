@@ -17,9 +17,10 @@ import { AccessFlag } from '../core/mmap.js';
 import { type ExportSlot, exportIsValid, revokeExportSlot } from '../fabric/exports.js';
 import type { ProcessIdentity } from '../fabric/liveness.js';
 import { type Segment, yieldCpu } from '../fabric/segment.js';
-import { syncEventCapIsExportToRemoteNetSupported } from './caps.js';
+import { syncEventCapIsExportToDpaSupported, syncEventCapIsExportToRemoteNetSupported } from './caps.js';
 import { holds, toMask, toU64, type WaitOp } from './condition.js';
 import { SyncEventContext } from './ctx.js';
+import { type DpaEventTarget, isDpaTarget } from './dpa-handle.js';
 import { exportPci, importPci, type ImportedEvent } from './export.js';
 import { createControl, SE_DESTROYED, SE_STATE, SE_VALUE, Waiters } from './layout.js';
 import { type RemoteNetOptions, RemoteNetServer } from './remote-net-server.js';
@@ -55,6 +56,8 @@ export class SyncEvent {
   private exportSlot: ExportSlot | undefined;
   private netServer: RemoteNetServer | undefined;
   private readonly ctx: SyncEventContext;
+  /** DPAs holding a handle of this event (`getDpaHandle`): told when it is destroyed. */
+  private readonly dpaTargets = new Set<DpaEventTarget>();
 
   private constructor(private readonly imported?: ImportedEvent) {
     this.ctx = new SyncEventContext(this);
@@ -102,8 +105,8 @@ export class SyncEvent {
     this.addLocation('publisher', 'cpu', 'doca_sync_event_add_publisher_location_cpu', dev);
   }
 
-  /** `doca_sync_event_add_publisher_location_dpa`: the DPA is not emulated yet (NOT_SUPPORTED). */
-  addPublisherLocationDpa(dpa: unknown): void {
+  /** `doca_sync_event_add_publisher_location_dpa`: DPA code of `dpa` updates it (`getDpaHandle`). */
+  addPublisherLocationDpa(dpa: DpaEventTarget): void {
     this.addLocation('publisher', 'dpa', 'doca_sync_event_add_publisher_location_dpa', dpa);
   }
 
@@ -127,8 +130,11 @@ export class SyncEvent {
     this.addLocation('subscriber', 'cpu', 'doca_sync_event_add_subscriber_location_cpu', dev);
   }
 
-  /** `doca_sync_event_add_subscriber_location_dpa`: NOT_SUPPORTED until the DPA is emulated. */
-  addSubscriberLocationDpa(dpa: unknown): void {
+  /**
+   * `doca_sync_event_add_subscriber_location_dpa`: DPA code of `dpa` waits on it (kernel launches,
+   * `post_wait`), so every update rings that DPA.
+   */
+  addSubscriberLocationDpa(dpa: DpaEventTarget): void {
     this.addLocation('subscriber', 'dpa', 'doca_sync_event_add_subscriber_location_dpa', dpa);
   }
 
@@ -217,6 +223,8 @@ export class SyncEvent {
       this.waiters?.close();
       this.imported.release();
     } else if (this.control) {
+      for (const dpa of this.dpaTargets) dpa._syncEventGone(this);
+      this.dpaTargets.clear();
       Atomics.store(this.control.i32, SE_STATE / 4, SE_DESTROYED);
       this.waiters!.ringAll(); // sleeping importers wake and find the event gone
       this.waiters!.close();
@@ -238,19 +246,19 @@ export class SyncEvent {
 
   /**
    * `doca_sync_event_export_to_remote_pci`: a blob for a process on the other side of the same DPU.
-   * Publisher and subscriber must each be cpu or remote_pci; the counter memory must be shared. The blob
+   * Publisher and subscriber must each be cpu, remote_pci or dpa (a DPA of this process updates it or
+   * waits on it, the other side of PCIe the other end); the counter memory must be shared. The blob
    * is a secret: send it over a trusted channel (the samples use comch) and never log it.
    */
   exportToRemotePci(dev: Dev): Uint8Array {
     const call = 'doca_sync_event_export_to_remote_pci';
     this.usable(call, this.mode === 'ctx');
     if (this.imported) throw new DocaError('NOT_PERMITTED', call, 'a handle made from an export cannot be exported again');
-    const ok = (l: SyncEventLocation | undefined) => l === 'cpu' || l === 'remote_pci';
+    const ok = (l: SyncEventLocation | undefined) => l === 'cpu' || l === 'remote_pci' || l === 'dpa';
     if (!ok(this.publisher) || !ok(this.subscriber)) {
-      throw new DocaError('NOT_SUPPORTED', call, `export to remote PCI needs publisher and subscriber at cpu or remote_pci, not ${this.publisher ?? 'none'} and ${this.subscriber ?? 'none'}`);
+      throw new DocaError('NOT_SUPPORTED', call, `export to remote PCI needs publisher and subscriber at cpu, remote_pci or dpa, not ${this.publisher ?? 'none'} and ${this.subscriber ?? 'none'}`);
     }
-    const where = this.userValue ? sharedLocation(this.userValue.memory) : { segment: this.control!, offset: SE_VALUE };
-    if (!where) throw new DocaError('NOT_SUPPORTED', call, 'the counter memory given with setAddr/setDocaBuf is not shared memory (allocSharedMemory)');
+    const where = this.valueLocation(call);
     if (this.bufPermissions !== undefined && !(this.bufPermissions & AccessFlag.PCI_READ_WRITE)) {
       throw new DocaError('NOT_PERMITTED', call, `the counter's DocaBuf is in a map with permissions 0x${this.bufPermissions.toString(16)}; exporting it to the other side of PCIe needs PCI_READ_WRITE`);
     }
@@ -283,9 +291,28 @@ export class SyncEvent {
     throw new DocaError('NOT_SUPPORTED', 'doca_sync_event_get_gpu_handle', 'GPU features are not supported');
   }
 
-  /** `doca_sync_event_get_dpa_handle`: the DPA is not emulated yet. */
-  getDpaHandle(): never {
-    throw new DocaError('NOT_SUPPORTED', 'doca_sync_event_get_dpa_handle', 'the DPA is not emulated in this version of softdpu');
+  /**
+   * `doca_sync_event_get_dpa_handle`: the handle DPA code of `dpa` uses (`syncEventUpdateAdd`,
+   * `syncEventPostWaitGt`, ...). DPA handles are exported from the CPU handle: the event must be this
+   * process's started CPU handle (NOT_PERMITTED for one made from an export), with the DPA as its
+   * publisher or subscriber location (NOT_SUPPORTED otherwise) and its counter in shared memory.
+   */
+  getDpaHandle(dpa: DpaEventTarget): bigint {
+    const call = 'doca_sync_event_get_dpa_handle';
+    this.alive(call);
+    if (!isDpaTarget(dpa)) throw new DocaError('INVALID_VALUE', call, 'expected a Dpa');
+    if (this.imported) throw new DocaError('NOT_PERMITTED', call, 'a handle made from an export cannot be exported to the DPA; get the DPA handle from the CPU handle that created the event');
+    if (this.publisher !== 'dpa' && this.subscriber !== 'dpa') {
+      throw new DocaError('NOT_SUPPORTED', call, `a DPA handle needs the DPA as publisher or subscriber location, not ${this.publisher ?? 'none'} and ${this.subscriber ?? 'none'}`);
+    }
+    if (this.capDev && !syncEventCapIsExportToDpaSupported(this.capDev.asDevinfo())) {
+      throw new DocaError('NOT_SUPPORTED', call, `${this.capDev.asDevinfo().spec.pci} cannot export sync events to the DPA (its topology says so)`);
+    }
+    if (!this.syncStarted && this.ctx.getState() !== CtxState.RUNNING) throw new DocaError('BAD_STATE', call, 'the sync event is not started');
+    const value = this.valueLocation(call);
+    const handle = dpa._syncEventHandle(this, { control: this.control!, value, subscriberIsDpa: this.subscriber === 'dpa', peek: () => this._peek() }, call);
+    this.dpaTargets.add(dpa);
+    return handle;
   }
 
   // ---- data path ----------------------------------------------------------------------------------
@@ -411,10 +438,17 @@ export class SyncEvent {
 
   // ---- internals ----------------------------------------------------------------------------------
 
+  /** Where the counter lives, for another process or the DPA to map: NOT_SUPPORTED if not shared memory. */
+  private valueLocation(call: string): { segment: Segment; offset: number } {
+    const where = this.userValue ? sharedLocation(this.userValue.memory) : { segment: this.control!, offset: SE_VALUE };
+    if (!where) throw new DocaError('NOT_SUPPORTED', call, 'the counter memory given with setAddr/setDocaBuf is not shared memory (allocSharedMemory)');
+    return where;
+  }
+
   private addLocation(role: 'publisher' | 'subscriber', where: SyncEventLocation, call: string, target?: unknown): void {
     this.configurable(call, 'BAD_STATE');
     if (where === 'gpu') throw new DocaError('NOT_SUPPORTED', call, 'GPU features are not supported');
-    if (where === 'dpa') throw new DocaError('NOT_SUPPORTED', call, 'the DPA is not emulated in this version of softdpu');
+    if (where === 'dpa' && !isDpaTarget(target)) throw new DocaError('INVALID_VALUE', call, 'a dpa location needs a Dpa');
     if (where === 'cpu' && !(target as Dev | undefined)?.isOpen) throw new DocaError('INVALID_VALUE', call, 'a cpu location needs an open device');
     const current = role === 'publisher' ? this.publisher : this.subscriber;
     if (current) throw new DocaError('INVALID_VALUE', call, `the ${role} location is already ${current}; a sync event has exactly one`);

@@ -1,0 +1,168 @@
+/**
+ * The DPA benchmark's measurements, in one process (the DPA runs on its worker threads):
+ *   rtt_poll       CPU -> DPA -> CPU immediate round trips over two MsgQs, the CPU busy-polling its engine
+ *                  and the DPA thread polling its completions
+ *   rtt_activated  the same, the CPU asleep on its engine and the DPA thread activated by each completion
+ *   message_port, sab_spin   threads-peer.ts's baselines with the same count
+ *   rate           one-way CPU -> DPA messages per second (credits permitting), the DPA thread activated
+ *   launch         kernel launch-to-completion latency (one instance, completion event add, CPU polling it)
+ * `dpa-peer N RATE_N LAUNCH_N` prints them as one JSON object.
+ */
+import { MsgqPingPong } from '../src/cli/samples/msgq-pingpong.js';
+import { ComchMsgq } from '../src/comch/msgq.js';
+import { type Dev, openDeviceByPci } from '../src/core/dev.js';
+import { DocaError } from '../src/core/error.js';
+import { ProgressEngine } from '../src/core/pe.js';
+import type { Task } from '../src/core/task.js';
+import { DpaApp } from '../src/dpa/app.js';
+import { ComchConsumerCompletion, ComchDpaConsumer } from '../src/dpa/comch.js';
+import { Dpa } from '../src/dpa/dpa.js';
+import { DpaThread } from '../src/dpa/thread.js';
+import { SyncEvent } from '../src/sync-event/sync-event.js';
+import { cpuMeter, percentiles } from './lib.js';
+import { HOST, watchdog } from './peer-lib.js';
+import { messagePortRtt, sabSpinRtt, type ThreadRtt } from './threads-peer.js';
+
+const RATE_APP = new URL('./dpa-apps/rate.js', import.meta.url);
+const QUEUE = 64;
+
+const result = (samples: number[], cpuUs: number): ThreadRtt => {
+  const { p50, p99 } = percentiles(samples);
+  return { p50_us: p50, p99_us: p99, cpu_us_per_msg: cpuUs / samples.length };
+};
+
+async function rtt(dev: Dev, n: number, poll: boolean): Promise<ThreadRtt> {
+  const pp = MsgqPingPong.open({ dev, poll, expected: n + 1, queue: 16 });
+  let replies = 0;
+  pp.onReply = () => replies++;
+  const msg = new Uint8Array(32).fill(0x61);
+  const samples = new Array<number>(n);
+  const pe = pp.pe;
+  const cpu = cpuMeter();
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    pp.send(msg);
+    if (poll) {
+      while (replies <= i) pe.progress();
+    } else {
+      while (replies <= i) {
+        if (pe.progress()) continue;
+        pe.requestNotification();
+        if (replies <= i && !pe.progress()) await pe.waitNotification({ timeoutMs: 5000 });
+        pe.clearNotification();
+      }
+    }
+    samples[i] = (performance.now() - t0) * 1000;
+  }
+  const out = result(samples, cpu());
+  await pp.close();
+  return out;
+}
+
+/** One-way CPU -> DPA: sends `n` messages as fast as the DPA's receives allow; messages per second. */
+async function rate(dev: Dev, n: number): Promise<number> {
+  const dpa = Dpa.create(dev);
+  dpa.setApp(DpaApp.create(RATE_APP));
+  dpa.start();
+  const count = SyncEvent.create();
+  count.addPublisherLocationDpa(dpa);
+  count.addSubscriberLocationCpu(dev);
+  count.start();
+  const args = dpa.memAlloc(24);
+  const thread = DpaThread.create(dpa);
+  thread.setFuncArg('sink', args);
+  const cc = ComchConsumerCompletion.create(dpa);
+  cc.setDpaThread(thread);
+  cc.setMaxNumRecv(QUEUE);
+  cc.start();
+  const msgq = ComchMsgq.create(dev);
+  msgq.setDpaConsumer(dpa);
+  msgq.start();
+  const consumer = ComchDpaConsumer.create(msgq);
+  consumer.setDatapathOnDpa(dpa);
+  consumer.setCompletion(cc);
+  consumer.setDevMaxNumRecv(QUEUE);
+  consumer.start();
+  const pe = ProgressEngine.create();
+  const producer = msgq.producerCreate();
+  pe.connectCtx(producer);
+  const free = (t: Task) => t.free();
+  producer.taskSendSetConf(free, free, QUEUE);
+  producer.start();
+  const a = new DataView(new ArrayBuffer(24));
+  [cc.getDpaHandle(), consumer.getDpaHandle(), count.getDpaHandle(dpa)].forEach((v, i) => a.setBigUint64(i * 8, v, true));
+  dpa.h2dMemcpy(args, new Uint8Array(a.buffer));
+  thread.start();
+  thread.run();
+  dpa.rpc('post', consumer.getDpaHandle(), BigInt(QUEUE));
+  const msg = new Uint8Array(32).fill(0x62);
+  const t0 = performance.now();
+  for (let sent = 0; sent < n; ) {
+    while (pe.progress());
+    const task = producer.taskSendAllocInit(undefined, msg, consumer.getId());
+    try {
+      task.submit();
+      sent++;
+    } catch (err) {
+      task.free();
+      if (!DocaError.is(err, 'AGAIN')) throw err;
+    }
+  }
+  while (count.get() < BigInt(n)) while (pe.progress());
+  const perSecond = n / ((performance.now() - t0) / 1000);
+  await producer.stopAndWait();
+  producer.destroy();
+  pe.destroy();
+  thread.stop();
+  consumer.stop();
+  consumer.destroy();
+  msgq.destroy();
+  cc.stop();
+  cc.destroy();
+  thread.destroy();
+  count.stop();
+  count.destroy();
+  dpa.destroy();
+  await dpa.exited();
+  return perSecond;
+}
+
+/** Kernel launch to completion: `n` launches one after the other, the CPU polling the completion event. */
+async function launch(dev: Dev, n: number): Promise<ThreadRtt> {
+  const dpa = Dpa.create(dev);
+  dpa.setApp(DpaApp.create(RATE_APP));
+  dpa.start();
+  const comp = SyncEvent.create();
+  comp.addPublisherLocationDpa(dpa);
+  comp.addSubscriberLocationCpu(dev);
+  comp.start();
+  const samples = new Array<number>(n);
+  const cpu = cpuMeter();
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    dpa.kernelLaunchUpdateAdd(undefined, 0, comp, 1n, 1, 'empty');
+    while (comp.get() <= BigInt(i));
+    samples[i] = (performance.now() - t0) * 1000;
+  }
+  const out = result(samples, cpu());
+  comp.stop();
+  comp.destroy();
+  dpa.destroy();
+  await dpa.exited();
+  return out;
+}
+
+watchdog('dpa-peer');
+const [n, rateN, launchN] = process.argv.slice(2).map(Number) as [number, number, number];
+const dev = openDeviceByPci(HOST);
+const out = {
+  rtt_poll: await rtt(dev, n, true),
+  rtt_activated: await rtt(dev, n, false),
+  message_port: await messagePortRtt(n),
+  sab_spin: await sabSpinRtt(n),
+  rate_msgs_per_s: await rate(dev, rateN),
+  launch: await launch(dev, launchN),
+};
+dev.close();
+process.stdout.write(JSON.stringify(out) + '\n');
+process.exit(0);

@@ -1,0 +1,105 @@
+/**
+ * DPA completion queues (`doca_dpa_completion`) and the notification rule every completion context
+ * shares: a context activates its attached thread only while armed, and disarms when it does, as a
+ * hardware CQ does. Arming (`*_request_notification`) when completions are already waiting activates
+ * at once, so re-arming after draining never loses one; forgetting to re-arm means the thread is not
+ * activated again, as on the DPA.
+ *
+ * A queue is a ring of CQE_SIZE elements in the arena. Producers (EUs posting producer sends and async
+ * op completions, possibly several at once) reserve a position with a compare-and-swap on RESERVE
+ * (refused when `RESERVE - ACK` would exceed the ring), write the element, then publish it by storing
+ * its sequence word (position + 1). The thread reading the queue returns elements in order from READ
+ * and frees them with `ack`, which advances ACK.
+ */
+import { DocaError } from '../core/error.js';
+import { ATTACHED, COMPLETION, CQE_SIZE } from './objects.js';
+import type { DpaView } from './view.js';
+
+/** `doca_dpa_dev_completion_type_t`. */
+export const CompletionType = { SEND: 0x0, RECV_RDMA_WRITE_IMM: 0x1, RECV_SEND: 0x2, RECV_SEND_IMM: 0x3, SEND_ERR: 0xd, RECV_ERR: 0xe } as const;
+
+/** Activates the thread attached to object `index` if the object is armed (and disarms it). */
+export function notifyAttached(dpa: DpaView, index: number): void {
+  const armed = dpa.at(index, ATTACHED.ARMED) / 4;
+  if (Atomics.load(dpa.i32, armed) !== 1 || Atomics.compareExchange(dpa.i32, armed, 1, 0) !== 1) return;
+  activateAttached(dpa, index);
+}
+
+/** Activates the thread attached to object `index`, if it is still the thread that was attached. */
+export function activateAttached(dpa: DpaView, index: number): void {
+  const thread = dpa.load(index, ATTACHED.THREAD) - 1;
+  if (thread >= 0 && dpa.live(thread, dpa.load(index, ATTACHED.THREAD_GEN))) dpa.sched.activateThread(thread);
+}
+
+/** Arms object `index`; activates at once if `pending` says completions already wait. */
+export function requestNotification(dpa: DpaView, index: number, pending: () => boolean): void {
+  const armed = dpa.at(index, ATTACHED.ARMED) / 4;
+  Atomics.store(dpa.i32, armed, 1);
+  if (pending() && Atomics.compareExchange(dpa.i32, armed, 1, 0) === 1) activateAttached(dpa, index);
+}
+
+/**
+ * The ring of completion queue `cq`: its size and byte offset, checked to lie in the arena (the owner
+ * wrote them; a value that cannot be right ends the call with a DOCA error, not a stray access).
+ */
+function ring(dpa: DpaView, cq: number, call: string): { size: number; base: number } {
+  const size = dpa.u32(cq, COMPLETION.SIZE);
+  const base = dpa.u32(cq, COMPLETION.RING);
+  const arena = dpa.layout.arena;
+  if (size < 1 || (size & (size - 1)) !== 0 || base < arena || base + size * CQE_SIZE > arena + dpa.layout.dims.arena || base % CQE_SIZE !== 0) {
+    throw new DocaError('UNEXPECTED', call, `the completion queue's entry says ${size} elements at byte ${base}, outside the DPA's arena`);
+  }
+  return { size, base };
+}
+
+/** Posts an element on completion queue `cq`; FULL (nothing posted) when the ring has no room. */
+export function postCqe(dpa: DpaView, cq: number, type: number, userData: number, immediate: number, call: string): void {
+  const { size, base } = ring(dpa, cq, call);
+  const reserve = dpa.at(cq, COMPLETION.RESERVE) / 4;
+  let position: number;
+  for (;;) {
+    position = Atomics.load(dpa.i32, reserve);
+    if (((position - dpa.load(cq, COMPLETION.ACK)) | 0) >= size) {
+      throw new DocaError('FULL', call, `the DPA completion queue (${size} elements) is full: the thread reading it must get and ack its completions`);
+    }
+    if (Atomics.compareExchange(dpa.i32, reserve, position, (position + 1) | 0) === position) break;
+  }
+  const at = base + ((position & (size - 1)) >>> 0) * CQE_SIZE;
+  dpa.view.setUint32(at + 4, type, true);
+  dpa.view.setUint32(at + 8, userData >>> 0, true);
+  dpa.view.setUint32(at + 12, immediate >>> 0, true);
+  Atomics.store(dpa.i32, at / 4, (position + 1) | 0);
+  notifyAttached(dpa, cq);
+}
+
+/** The element at the head of `cq` (its byte offset and position) if one was posted; the read position moves on. */
+export function cqGet(dpa: DpaView, cq: number, call: string): { at: number; position: number } | undefined {
+  const position = dpa.load(cq, COMPLETION.READ);
+  const { size, base } = ring(dpa, cq, call);
+  const at = base + ((position & (size - 1)) >>> 0) * CQE_SIZE;
+  if (Atomics.load(dpa.i32, at / 4) !== ((position + 1) | 0)) return undefined;
+  dpa.store(cq, COMPLETION.READ, (position + 1) | 0);
+  return { at, position };
+}
+
+/** Whether `cq` holds elements not yet returned. */
+export function cqPending(dpa: DpaView, cq: number, call: string): boolean {
+  const position = dpa.load(cq, COMPLETION.READ);
+  const { size, base } = ring(dpa, cq, call);
+  const at = base + ((position & (size - 1)) >>> 0) * CQE_SIZE;
+  return Atomics.load(dpa.i32, at / 4) === ((position + 1) | 0);
+}
+
+/** Frees `n` returned elements; INVALID_VALUE (nothing freed) for more than were returned and not acked. */
+export function cqAck(dpa: DpaView, cq: number, n: number, call: string): void {
+  const ack = dpa.load(cq, COMPLETION.ACK);
+  const returned = (dpa.load(cq, COMPLETION.READ) - ack) | 0;
+  if (!Number.isInteger(n) || n < 0 || n > returned) throw new DocaError('INVALID_VALUE', call, `cannot ack ${n} completions: ${returned} were returned and not acked`);
+  dpa.store(cq, COMPLETION.ACK, (ack + n) | 0);
+}
+
+/** Byte offset of the element at `position` (for an element handle that was checked to be unacked). */
+export function cqElement(dpa: DpaView, cq: number, position: number, call: string): number {
+  const { size, base } = ring(dpa, cq, call);
+  return base + ((position & (size - 1)) >>> 0) * CQE_SIZE;
+}

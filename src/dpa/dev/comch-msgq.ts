@@ -1,0 +1,525 @@
+/**
+ * The comch MsgQ device API (doca_dpa_dev_comch_msgq.h): DPA consumers and their completion contexts
+ * (CPU -> DPA), DPA producers (DPA -> CPU). DPA code is the consumer side of a consumer queue
+ * (comch/consumer-queue.ts; this is a second implementation of that side, from shared state, since
+ * each activation may run on another EU) and the producer side of the CPU consumers' queues.
+ *
+ * `consumer_ack(n)` posts n receives (credits for the CPU's producers), never more than the queue holds.
+ * `get_completion` returns filled receives in order per consumer, round robin over the completion
+ * context's consumers; `completion_ack(n)` frees the n oldest returned, which `consumer_ack` can then
+ * post again. Immediate data views are copies, valid until the completion is acked: then their memory
+ * is detached (reads give nothing), never silently reused.
+ *
+ * A producer send that cannot be delivered (no such consumer, no posted receive) completes with
+ * SEND_ERR on the producer's DPA completion; wrong use (more than 32 bytes, a bad handle, unknown
+ * flags, a full completion queue) throws instead, and nothing is sent.
+ */
+import { QUEUE_LAYOUT as Q, QueueView } from '../../comch/consumer-queue.js';
+import { CONSUMER as ENTRY_STATE } from '../../comch/layout.js';
+import { attach, detach, type Registry } from '../../comch/registry.js';
+import { AccessFlag } from '../../core/mmap.js';
+import { DocaError } from '../../core/error.js';
+import { openRemoteBell, releaseRemoteBell, type RemoteBell } from '../../fabric/doorbell.js';
+import { decodeDescriptor, descriptorKey, Segment, SEGMENT_HEADER_SIZE } from '../../fabric/segment.js';
+import { activateAttached, CompletionType, cqPending, postCqe, requestNotification } from '../cq.js';
+import { makeHandle, OBJ, ObjKind, splitHandle } from '../layout.js';
+import { ATTACHED, COMPLETION, CONSUMER, CONSUMER_COMPLETION, ObjState, PRODUCER, RETURNED_SIZE } from '../objects.js';
+import { SubmitFlag } from './core.js';
+import { current, type Eu, u32, u64 } from './runtime.js';
+
+const MAX_IMM = 32;
+/** DOCA: DMA addresses must be 128-byte aligned (unaligned ones corrupt data or hang the DPA). */
+const DMA_ALIGN = 128n;
+/** Bytes of one batch's memory (one WebAssembly page). */
+const IMM_BATCH = 65536;
+const WRITE = AccessFlag.LOCAL_READ_WRITE | AccessFlag.PCI_READ_WRITE | AccessFlag.RDMA_WRITE;
+
+interface Queue {
+  generation: number;
+  segment: Segment;
+  i32: Int32Array;
+  view: DataView;
+  slots: number;
+}
+
+interface Target {
+  index: number;
+  generation: number;
+  id: number;
+  queue: QueueView;
+  memory: Segment;
+  bell: RemoteBell | undefined;
+  bit: number;
+  immLen: number;
+}
+
+interface Producer {
+  generation: number;
+  registry: Registry;
+  targets: Map<number, Target>;
+}
+
+/**
+ * Immediate data copies handed out for one completion context, in a WebAssembly memory: growing it by
+ * nothing detaches every view of it at once (cheaply), after which its bytes can serve new copies.
+ */
+interface ImmBatch {
+  cc: number;
+  ccGeneration: number;
+  /** One past the newest returned position a view of it holds; detached once the acks reach it. */
+  upTo: number;
+  memory: WebAssemblyMemory;
+  used: number;
+  live: boolean;
+}
+
+interface State {
+  queues: Map<number, Queue>;
+  producers: Map<number, Producer>;
+  batches: ImmBatch[];
+}
+
+/** The WebAssembly memory API (only its Memory is used here; the project's lib settings omit the namespace). */
+declare const WebAssembly: { Memory: new (size: { initial: number; maximum: number }) => WebAssemblyMemory };
+interface WebAssemblyMemory {
+  readonly buffer: ArrayBuffer;
+  grow(pages: number): number;
+}
+
+const state = (e: Eu): State => (e.comch ??= { queues: new Map(), producers: new Map(), batches: [] }) as State;
+
+// ---- consumers -----------------------------------------------------------------------------------
+
+/** DPA consumer `c`'s queue segment, mapped in this EU (once per start) and checked. */
+function queueOf(e: Eu, c: number, call: string): Queue {
+  const s = state(e);
+  const generation = e.dpa.load(c, OBJ.GEN);
+  const known = s.queues.get(c);
+  if (known?.generation === generation && !known.segment.closed) return known;
+  if (known) {
+    known.segment.close();
+    s.queues.delete(c);
+  }
+  const segment = Segment.open(decodeDescriptor(e.dpa.view, e.dpa.at(c, CONSUMER.QUEUE), call), call);
+  const slots = e.dpa.u32(c, CONSUMER.SLOTS);
+  try {
+    new QueueView(segment, segment.size); // checks the header
+    if (new DataView(segment.u8.buffer).getUint32(Q.SLOT_COUNT, true) !== slots) throw new Error(`it holds another number of slots than the ${slots} configured`);
+  } catch (err) {
+    segment.close();
+    throw new DocaError('UNEXPECTED', call, `the consumer's queue is unusable: ${(err as Error).message}`);
+  }
+  const q: Queue = { generation, segment, i32: segment.i32, view: new DataView(segment.u8.buffer), slots };
+  s.queues.set(c, q);
+  return q;
+}
+
+const slotAt = (q: Queue, position: number) => Q.SLOTS + ((position & (q.slots - 1)) >>> 0) * Q.SLOT_SIZE;
+
+/** `doca_dpa_dev_comch_consumer_ack`: posts `n` immediate-only receives; INVALID_VALUE (none posted) beyond the queue. */
+export function comchConsumerAck(consumerHandle: bigint, n: number | bigint): void {
+  const call = 'doca_dpa_dev_comch_consumer_ack';
+  const e = current(call);
+  const c = e.dpa.resolve(consumerHandle, ObjKind.CONSUMER, call);
+  const count = u32(call, 'num_msg', n);
+  const q = queueOf(e, c, call);
+  const tail = Atomics.load(q.i32, Q.POST_TAIL / 4);
+  const outstanding = (tail - e.dpa.load(c, CONSUMER.RELEASED)) | 0;
+  if (outstanding < 0 || outstanding > q.slots) throw new DocaError('UNEXPECTED', call, `the consumer's positions say ${outstanding} receives are outstanding in ${q.slots}`);
+  if (outstanding + count > q.slots) {
+    throw new DocaError('INVALID_VALUE', call, `cannot post ${count} receives: ${outstanding} of the queue's ${q.slots} are posted or not yet acked`);
+  }
+  for (let i = 0; i < count; i++) {
+    const at = slotAt(q, (tail + i) | 0);
+    q.view.setUint32(at + Q.SLOT.CAPACITY, 0, true);
+    q.view.setFloat64(at + Q.SLOT.OFFSET, SEGMENT_HEADER_SIZE, true);
+    q.view.setUint32(at + Q.SLOT.CLAIMER, 0, true);
+    Atomics.store(q.i32, at / 4, Q.POSTED);
+  }
+  Atomics.store(q.i32, Q.POST_TAIL / 4, (tail + count) | 0);
+}
+
+/** The started consumers of completion context `cc` (object indices). */
+function consumersOf(e: Eu, cc: number, call: string): number[] {
+  const max = e.dpa.u32(cc, CONSUMER_COMPLETION.MAX_CONSUMERS);
+  const list = e.dpa.u32(cc, CONSUMER_COMPLETION.LIST);
+  if (max < 1 || max > 1 << 10 || list < e.dpa.layout.arena || list + max * 8 > e.dpa.layout.arena + e.dpa.layout.dims.arena) {
+    throw new DocaError('UNEXPECTED', call, `the completion context's entry names ${max} consumers at byte ${list}, outside the DPA's arena`);
+  }
+  const out: number[] = [];
+  for (let i = 0; i < max; i++) {
+    const c = Atomics.load(e.dpa.i32, (list + i * 8) / 4) - 1;
+    if (c >= 0 && e.dpa.live(c, Atomics.load(e.dpa.i32, (list + i * 8) / 4 + 1)) && e.dpa.load(c, OBJ.STATE) === ObjState.STARTED) out.push(c);
+  }
+  return out;
+}
+
+/** Byte offset of consumer `c`'s next filled receive not yet returned, or -1. */
+function nextFilled(e: Eu, c: number, q: Queue): number {
+  const head = e.dpa.load(c, CONSUMER.HEAD);
+  if (head === Atomics.load(q.i32, Q.POST_TAIL / 4)) return -1;
+  const at = slotAt(q, head);
+  return Atomics.load(q.i32, at / 4) === Q.FILLED ? at : -1;
+}
+
+function anyFilled(e: Eu, cc: number, call: string): boolean {
+  for (const c of consumersOf(e, cc, call)) if (nextFilled(e, c, queueOf(e, c, call)) >= 0) return true;
+  return false;
+}
+
+function returnedRing(e: Eu, cc: number, call: string): { max: number; base: number } {
+  const max = e.dpa.u32(cc, CONSUMER_COMPLETION.MAX_RECV);
+  const base = e.dpa.u32(cc, CONSUMER_COMPLETION.RETURNED);
+  if (max < 1 || (max & (max - 1)) !== 0 || base < e.dpa.layout.arena || base + max * RETURNED_SIZE > e.dpa.layout.arena + e.dpa.layout.dims.arena) {
+    throw new DocaError('UNEXPECTED', call, `the completion context's entry names ${max} receives at byte ${base}, outside the DPA's arena`);
+  }
+  return { max, base };
+}
+
+/** `doca_dpa_dev_comch_consumer_get_completion`: the next receive a CPU producer filled, or undefined. */
+export function comchConsumerGetCompletion(completionHandle: bigint): bigint | undefined {
+  const call = 'doca_dpa_dev_comch_consumer_get_completion';
+  const e = current(call);
+  const dpa = e.dpa;
+  const cc = dpa.resolve(completionHandle, ObjKind.CONSUMER_COMPLETION, call);
+  const { max, base } = returnedRing(e, cc, call);
+  const tail = dpa.load(cc, CONSUMER_COMPLETION.RET_TAIL);
+  if (((tail - dpa.load(cc, CONSUMER_COMPLETION.RET_HEAD)) | 0) >= max) return undefined; // ack some first
+  const consumers = consumersOf(e, cc, call);
+  const cursor = dpa.load(cc, CONSUMER_COMPLETION.CURSOR);
+  for (let k = 0; k < consumers.length; k++) {
+    const c = consumers[(cursor + k) % consumers.length]!;
+    const q = queueOf(e, c, call);
+    const at = nextFilled(e, c, q);
+    if (at < 0) continue;
+    const immLen = q.view.getUint32(at + Q.SLOT.IMM_LEN, true);
+    const bad =
+      q.view.getUint32(at + Q.SLOT.LENGTH, true) !== 0
+        ? 'a producer wrote bytes into an immediate-only receive'
+        : immLen > Math.min(MAX_IMM, dpa.u32(c, CONSUMER.IMM_LEN))
+          ? `a producer sent ${immLen} bytes of immediate data`
+          : q.view.getUint32(at + Q.SLOT.PRODUCER, true) === 0
+            ? 'a producer filled a receive without its id'
+            : undefined;
+    if (bad) throw new DocaError('CONNECTION_ABORTED', call, `consumer ${dpa.u32(c, CONSUMER.ID)}: ${bad}`);
+    const head = dpa.load(c, CONSUMER.HEAD);
+    const r = base + ((tail & (max - 1)) >>> 0) * RETURNED_SIZE;
+    Atomics.store(dpa.i32, r / 4, c);
+    Atomics.store(dpa.i32, r / 4 + 1, head);
+    dpa.store(c, CONSUMER.HEAD, (head + 1) | 0);
+    dpa.store(cc, CONSUMER_COMPLETION.RET_TAIL, (tail + 1) | 0);
+    dpa.store(cc, CONSUMER_COMPLETION.CURSOR, (cursor + k + 1) % consumers.length);
+    return makeHandle(dpa.tag, ObjKind.CONSUMER_ELEMENT, cc, tail);
+  }
+  return undefined;
+}
+
+/** The slot a consumer completion element names (returned, not yet acked). */
+function element(e: Eu, handle: bigint, call: string): { q: Queue; at: number; cc: number; position: number } {
+  const dpa = e.dpa;
+  const parts = splitHandle(handle);
+  if (!parts || parts.tag !== dpa.tag || parts.kind !== ObjKind.CONSUMER_ELEMENT || parts.index >= dpa.layout.dims.objects) {
+    throw new DocaError('INVALID_VALUE', call, `${String(handle)} is not a consumer completion element of this DPA (doca_dpa_dev_comch_consumer_get_completion)`);
+  }
+  const cc = parts.index;
+  const tail = dpa.load(cc, CONSUMER_COMPLETION.RET_TAIL);
+  const back = (tail - parts.generation) & 0xffffff;
+  if (back < 1 || back > ((tail - dpa.load(cc, CONSUMER_COMPLETION.RET_HEAD)) | 0)) throw new DocaError('BAD_STATE', call, 'the completion element was acked (or never returned)');
+  const position = (tail - back) | 0;
+  const { max, base } = returnedRing(e, cc, call);
+  const r = base + ((position & (max - 1)) >>> 0) * RETURNED_SIZE;
+  const c = Atomics.load(dpa.i32, r / 4);
+  if (!(c >= 0 && c < dpa.layout.dims.objects)) throw new DocaError('UNEXPECTED', call, `the returned element names object ${c}`);
+  const q = queueOf(e, c, call);
+  return { q, at: slotAt(q, Atomics.load(dpa.i32, r / 4 + 1)), cc, position };
+}
+
+/**
+ * `doca_dpa_dev_comch_consumer_get_completion_imm`: the immediate data of a receive, as a copy valid
+ * until the completion is acked (`comchConsumerCompletionAck`); its memory is detached then.
+ */
+export function comchConsumerGetCompletionImm(elementHandle: bigint): Uint8Array {
+  const call = 'doca_dpa_dev_comch_consumer_get_completion_imm';
+  const e = current(call);
+  const { q, at, cc, position } = element(e, elementHandle, call);
+  const length = Math.min(MAX_IMM, q.view.getUint32(at + Q.SLOT.IMM_LEN, true));
+  const s = state(e);
+  const ccGeneration = e.dpa.load(cc, OBJ.GEN);
+  let batch = s.batches.find((b) => b.cc === cc && b.used + MAX_IMM <= IMM_BATCH);
+  if (!batch) s.batches.push((batch = { cc, ccGeneration, upTo: position, memory: new WebAssembly.Memory({ initial: 1, maximum: 1 }), used: 0, live: false }));
+  if (!batch.live) {
+    batch.live = true;
+    batch.ccGeneration = ccGeneration;
+    batch.upTo = position;
+  }
+  const view = new Uint8Array(batch.memory.buffer, batch.used, length);
+  view.set(q.segment.u8.subarray(at + Q.SLOT.IMM, at + Q.SLOT.IMM + length));
+  batch.used += MAX_IMM;
+  if (((position + 1 - batch.upTo) | 0) > 0) batch.upTo = (position + 1) | 0;
+  return view;
+}
+
+/** `doca_dpa_dev_comch_consumer_get_completion_producer_id`. */
+export function comchConsumerGetCompletionProducerId(elementHandle: bigint): number {
+  const call = 'doca_dpa_dev_comch_consumer_get_completion_producer_id';
+  const { q, at } = element(current(call), elementHandle, call);
+  return q.view.getUint32(at + Q.SLOT.PRODUCER, true);
+}
+
+/** `doca_dpa_dev_comch_consumer_completion_ack`: frees the `n` oldest returned receives (INVALID_VALUE beyond those). */
+export function comchConsumerCompletionAck(completionHandle: bigint, n: number | bigint): void {
+  const call = 'doca_dpa_dev_comch_consumer_completion_ack';
+  const e = current(call);
+  const dpa = e.dpa;
+  const cc = dpa.resolve(completionHandle, ObjKind.CONSUMER_COMPLETION, call);
+  const count = u32(call, 'num_comp', n);
+  const head = dpa.load(cc, CONSUMER_COMPLETION.RET_HEAD);
+  const returned = (dpa.load(cc, CONSUMER_COMPLETION.RET_TAIL) - head) | 0;
+  if (count > returned) throw new DocaError('INVALID_VALUE', call, `cannot ack ${count} completions: ${returned} were returned and not acked`);
+  const { max, base } = returnedRing(e, cc, call);
+  for (let i = 0; i < count; i++) {
+    const r = base + (((head + i) & (max - 1)) >>> 0) * RETURNED_SIZE;
+    const c = Atomics.load(dpa.i32, r / 4);
+    const position = Atomics.load(dpa.i32, r / 4 + 1);
+    if (c >= 0 && c < dpa.layout.dims.objects && dpa.load(c, OBJ.STATE) === ObjState.STARTED) {
+      const q = queueOf(e, c, call);
+      Atomics.store(q.i32, slotAt(q, position) / 4, Q.EMPTY);
+      dpa.store(c, CONSUMER.RELEASED, (position + 1) | 0);
+    }
+  }
+  dpa.store(cc, CONSUMER_COMPLETION.RET_HEAD, (head + count) | 0);
+  sweepImm(e);
+}
+
+/**
+ * `doca_dpa_dev_comch_consumer_completion_request_notification`: re-arms the context, so that the next
+ * receive activates its thread (at once if one is already waiting). Without it, no activation.
+ */
+export function comchConsumerCompletionRequestNotification(completionHandle: bigint): void {
+  const call = 'doca_dpa_dev_comch_consumer_completion_request_notification';
+  const e = current(call);
+  const cc = e.dpa.resolve(completionHandle, ObjKind.CONSUMER_COMPLETION, call);
+  requestNotification(e.dpa, cc, () => anyFilled(e, cc, call));
+}
+
+/** @internal detaches the immediate data copies whose completions were acked (any EU may have acked). */
+export function sweepImm(e: Eu): void {
+  const s = e.comch as State | undefined;
+  if (!s) return;
+  for (const b of s.batches) {
+    if (!b.live) continue;
+    if (e.dpa.load(b.cc, OBJ.GEN) === b.ccGeneration && ((e.dpa.load(b.cc, CONSUMER_COMPLETION.RET_HEAD) - b.upTo) | 0) < 0) continue;
+    b.memory.grow(0); // detaches every view handed out from it
+    b.live = false;
+    b.used = 0;
+  }
+}
+
+/** Activates a completion context's thread if it is armed and a receive waits. */
+function notifyIfFilled(e: Eu, cc: number, call: string): void {
+  const armed = e.dpa.at(cc, ATTACHED.ARMED) / 4;
+  if (Atomics.load(e.dpa.i32, armed) !== 1 || !anyFilled(e, cc, call)) return;
+  if (Atomics.compareExchange(e.dpa.i32, armed, 1, 0) === 1) activateAttached(e.dpa, cc);
+}
+
+/** @internal an EU was rung for DPA consumer `c`: a CPU producer filled its queue. */
+export function consumerRang(e: Eu, c: number): void {
+  const dpa = e.dpa;
+  if (c >= dpa.layout.dims.objects || dpa.u32(c, OBJ.KIND) !== ObjKind.CONSUMER || dpa.load(c, OBJ.STATE) !== ObjState.STARTED) return;
+  const cc = dpa.load(c, CONSUMER.CC) - 1;
+  if (cc < 0 || !dpa.live(cc, dpa.load(c, CONSUMER.CC_GEN)) || dpa.load(cc, OBJ.STATE) !== ObjState.STARTED) return;
+  try {
+    notifyIfFilled(e, cc, 'doca_comch_consumer');
+  } catch (err) {
+    e.log(30, `consumer ${dpa.u32(c, CONSUMER.ID)}: ${(err as Error).message}`);
+  }
+}
+
+/** @internal looks at every consumer completion context once (an EU's first sleep). */
+export function pollConsumers(e: Eu): void {
+  const dpa = e.dpa;
+  for (let i = 0; i < dpa.layout.dims.objects; i++) {
+    if (dpa.load(i, OBJ.STATE) !== ObjState.STARTED || dpa.u32(i, OBJ.KIND) !== ObjKind.CONSUMER_COMPLETION) continue;
+    try {
+      notifyIfFilled(e, i, 'doca_comch_consumer_completion');
+    } catch (err) {
+      e.log(30, (err as Error).message);
+    }
+  }
+}
+
+// ---- producers -----------------------------------------------------------------------------------
+
+/** DPA producer `p`'s MsgQ endpoint table, attached in this EU (once per start). */
+function producerOf(e: Eu, p: number, call: string): Producer {
+  const s = state(e);
+  const generation = e.dpa.load(p, OBJ.GEN);
+  const known = s.producers.get(p);
+  if (known?.generation === generation) return known;
+  if (known) forgetProducer(s, p, known);
+  const segment = decodeDescriptor(e.dpa.view, e.dpa.at(p, PRODUCER.MSGQ), call);
+  const caps = { maxNumTasks: 0, maxBufSize: 0, maxImmDataLen: MAX_IMM, maxConsumers: 0, maxProducers: 0 };
+  const registry = attach({ segment, side: 'client', id: e.dpa.u32(p, PRODUCER.MSGQ_ID), msgq: true, caps }, call);
+  const producer: Producer = { generation, registry, targets: new Map() };
+  s.producers.set(p, producer);
+  return producer;
+}
+
+function forgetProducer(s: State, p: number, producer: Producer): void {
+  for (const t of producer.targets.values()) forgetTarget(t);
+  detach(producer.registry);
+  s.producers.delete(p);
+}
+
+function forgetTarget(t: Target): void {
+  if (t.memory !== t.queue.segment) t.memory.close();
+  t.queue.segment.close();
+  if (t.bell) releaseRemoteBell(t.bell);
+}
+
+/** The live CPU consumer `id` of producer `p`'s MsgQ, mapped; undefined if there is none. */
+function target(e: Eu, producer: Producer, id: number, call: string): Target | undefined {
+  const r = producer.registry;
+  const cached = producer.targets.get(id);
+  if (cached) {
+    if (r.id(cached.index) === id && r.generation(cached.index) === cached.generation && r.state(cached.index) === ENTRY_STATE.REGISTERED) return cached;
+    producer.targets.delete(id);
+    forgetTarget(cached);
+  }
+  const index = r.find(id);
+  if (index < 0 || r.side(index) !== 'server' || r.state(index) !== ENTRY_STATE.REGISTERED) return undefined;
+  const generation = r.generation(index);
+  const queueDescriptor = r.queue(index);
+  const memoryDescriptor = r.memory(index);
+  const queueSegment = Segment.open(queueDescriptor, call);
+  let memory = queueSegment;
+  let queue: QueueView;
+  try {
+    if (descriptorKey(memoryDescriptor) !== descriptorKey(queueDescriptor)) memory = Segment.open(memoryDescriptor, call);
+    queue = new QueueView(queueSegment, memory.size);
+  } catch (err) {
+    if (memory !== queueSegment) memory.close();
+    queueSegment.close();
+    e.log(30, `DPA producer: consumer ${id} is unusable: ${(err as Error).message}`);
+    return undefined;
+  }
+  const ref = r.endpointBell(index);
+  let bell: RemoteBell | undefined;
+  try {
+    bell = ref && openRemoteBell(ref, call);
+  } catch {
+    bell = undefined;
+  }
+  const t: Target = { index, generation, id, queue, memory, bell, bit: ref?.bit ?? 0, immLen: r.immLen(index) };
+  producer.targets.set(id, t);
+  return t;
+}
+
+function immOf(call: string, imm: unknown): Uint8Array {
+  if (!(imm instanceof Uint8Array)) throw new DocaError('INVALID_VALUE', call, 'the immediate data must be a Uint8Array');
+  if (imm.length > MAX_IMM) throw new DocaError('INVALID_VALUE', call, `${imm.length} bytes of immediate data; at most ${MAX_IMM}`);
+  return imm;
+}
+
+function flagsOf(call: string, flags: unknown): number {
+  const f = u32(call, 'flags', flags ?? 0);
+  if ((f & ~(SubmitFlag.FLUSH | SubmitFlag.OPTIMIZE_REPORTS)) !== 0) throw new DocaError('INVALID_VALUE', call, `flags 0x${f.toString(16)} are not a combination of FLUSH and OPTIMIZE_REPORTS`);
+  return f;
+}
+
+/** The producer's DPA completion, checked to have room for one more element (FULL otherwise). */
+function completionOf(e: Eu, p: number, call: string): number {
+  const cq = e.dpa.load(p, PRODUCER.COMPLETION) - 1;
+  if (cq < 0 || !e.dpa.live(cq, e.dpa.load(p, PRODUCER.COMPLETION_GEN)) || e.dpa.load(cq, OBJ.STATE) !== ObjState.STARTED) {
+    throw new DocaError('BAD_STATE', call, "the producer's DPA completion is not started");
+  }
+  if (((e.dpa.load(cq, COMPLETION.RESERVE) - e.dpa.load(cq, COMPLETION.ACK)) | 0) >= e.dpa.u32(cq, COMPLETION.SIZE)) {
+    throw new DocaError('FULL', call, "the producer's DPA completion queue is full: get and ack its completions first (nothing was sent)");
+  }
+  return cq;
+}
+
+/** Sends `imm` to CPU consumer `id`; the result completes on the producer's DPA completion. */
+function send(e: Eu, p: number, id: number, imm: Uint8Array, flags: number, cq: number, call: string): void {
+  const producer = producerOf(e, p, call);
+  const t = target(e, producer, id, call);
+  const claim = t && imm.length <= t.immLen ? t.queue.claim(0, e.dpa.u32(p, PRODUCER.ENTRY) + 1) : 'empty';
+  if (typeof claim !== 'object' || !('slot' in claim)) {
+    if (typeof claim === 'object') e.log(30, `DPA producer: consumer ${id}: ${'bad' in claim ? claim.bad : 'its receive holds no bytes'}`);
+    postCqe(e.dpa, cq, CompletionType.SEND_ERR, id, 0, call);
+    return;
+  }
+  t!.queue.fill(claim.slot, 0, e.dpa.u32(p, PRODUCER.ID), imm.length > 0 ? imm : undefined);
+  t!.bell?.ring(t!.bit);
+  // OPTIMIZE_REPORTS: one completion may stand for several sends while the thread has not read it.
+  if (flags & SubmitFlag.OPTIMIZE_REPORTS && cqPending(e.dpa, cq, call)) return;
+  postCqe(e.dpa, cq, CompletionType.SEND, id, 0, call);
+}
+
+/** `doca_dpa_dev_comch_producer_is_consumer_empty`: true when CPU consumer `consumerId` has no posted receive. */
+export function comchProducerIsConsumerEmpty(producerHandle: bigint, consumerId: number): boolean {
+  const call = 'doca_dpa_dev_comch_producer_is_consumer_empty';
+  const e = current(call);
+  const p = e.dpa.resolve(producerHandle, ObjKind.PRODUCER, call);
+  const t = target(e, producerOf(e, p, call), u32(call, 'consumer_id', consumerId), call);
+  return !t || t.queue.empty;
+}
+
+/**
+ * `doca_dpa_dev_comch_producer_post_send_imm_only`: sends `imm` (at most 32 bytes) to CPU consumer
+ * `consumerId`, completing one of its posted receive tasks; then a SEND completion (SEND_ERR when
+ * nothing could be delivered) on the producer's DPA completion.
+ */
+export function comchProducerPostSendImmOnly(producerHandle: bigint, consumerId: number, imm: Uint8Array, flags: number = SubmitFlag.NONE): void {
+  const call = 'doca_dpa_dev_comch_producer_post_send_imm_only';
+  const e = current(call);
+  const p = e.dpa.resolve(producerHandle, ObjKind.PRODUCER, call);
+  const data = immOf(call, imm);
+  const f = flagsOf(call, flags);
+  send(e, p, u32(call, 'consumer_id', consumerId), data, f, completionOf(e, p, call), call);
+}
+
+/**
+ * `doca_dpa_dev_comch_producer_dma_copy`: copies `length` bytes from `srcAddr` of map `srcMmap` to
+ * `dstAddr` of map `dstMmap` (handles from `Mmap.devGetDpaHandle`; addresses are byte offsets in the
+ * maps, 128-byte aligned as the hardware needs), then sends `imm` as `postSendImmOnly` does.
+ */
+export function comchProducerDmaCopy(
+  producerHandle: bigint,
+  consumerId: number,
+  dstMmap: bigint,
+  dstAddr: bigint | number,
+  srcMmap: bigint,
+  srcAddr: bigint | number,
+  length: number,
+  imm: Uint8Array,
+  flags: number = SubmitFlag.NONE,
+): void {
+  const call = 'doca_dpa_dev_comch_producer_dma_copy';
+  const e = current(call);
+  const p = e.dpa.resolve(producerHandle, ObjKind.PRODUCER, call);
+  const data = immOf(call, imm);
+  const f = flagsOf(call, flags);
+  const dst = e.maps.resolve(dstMmap, call);
+  const src = e.maps.resolve(srcMmap, call);
+  const d = u64(call, 'dst_addr', dstAddr);
+  const s = u64(call, 'src_addr', srcAddr);
+  const n = u32(call, 'length', length);
+  if (d % DMA_ALIGN !== 0n || s % DMA_ALIGN !== 0n) throw new DocaError('INVALID_VALUE', call, `DMA addresses must be ${DMA_ALIGN}-byte aligned (dst ${d}, src ${s}): the DPA corrupts or hangs on others`);
+  if (d + BigInt(n) > BigInt(dst.bytes.length) || s + BigInt(n) > BigInt(src.bytes.length)) {
+    throw new DocaError('INVALID_VALUE', call, `copying ${n} bytes from ${s} (of ${src.bytes.length}) to ${d} (of ${dst.bytes.length}) leaves a map`);
+  }
+  if (!(dst.flags & WRITE)) throw new DocaError('NOT_PERMITTED', call, `the destination map (permissions 0x${dst.flags.toString(16)}) is not writable`);
+  const cq = completionOf(e, p, call);
+  dst.bytes.set(src.bytes.subarray(Number(s), Number(s) + n), Number(d));
+  send(e, p, u32(call, 'consumer_id', consumerId), data, f, cq, call);
+}
+
+/** @internal unmaps everything the comch device API mapped in this EU (it leaves). */
+export function closeComch(e: Eu): void {
+  const s = e.comch as State | undefined;
+  if (!s) return;
+  for (const q of s.queues.values()) q.segment.close();
+  for (const [p, producer] of s.producers) forgetProducer(s, p, producer);
+  s.queues.clear();
+}

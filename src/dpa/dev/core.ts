@@ -1,0 +1,153 @@
+/**
+ * The DPA core device API (doca_dpa_dev.h): who runs, ending a run, notifying another thread, DPA
+ * completions, the device log and DPA memory. Handles are u64 bigints from the CPU side's
+ * `get_dpa_handle` calls; each is checked before use (dpa/view.ts).
+ */
+import { DocaError } from '../../core/error.js';
+import { yieldCpu } from '../../fabric/segment.js';
+import { activateAttached, cqAck, cqElement, cqGet, cqPending, requestNotification } from '../cq.js';
+import { makeHandle, ObjKind, splitHandle, WorkKind } from '../layout.js';
+import { COMPLETION } from '../objects.js';
+import { current, FINISH, RESCHEDULE, u32, u64, work } from './runtime.js';
+
+/** `doca_dpa_dev_log_level_t`. */
+export const DevLogLevel = { DISABLE: 10, ERROR: 30, WARNING: 40, INFO: 50, DEBUG: 60 } as const;
+
+/** `enum doca_dpa_dev_submit_flag`. */
+export const SubmitFlag = { NONE: 0, FLUSH: 1, OPTIMIZE_REPORTS: 2 } as const;
+
+/** `doca_dpa_dev_thread_rank`: this kernel instance's rank in [0, numThreads()); 0 for threads and RPCs. */
+export function threadRank(): number {
+  return work('doca_dpa_dev_thread_rank').rank;
+}
+
+/** `doca_dpa_dev_num_threads`: how many instances run this kernel; 1 for threads and RPCs. */
+export function numThreads(): number {
+  return work('doca_dpa_dev_num_threads').threads;
+}
+
+/** `doca_dpa_dev_thread_get_local_storage`: the DPA pointer set with `DpaThread.setLocalStorage` (0n if none). */
+export function threadGetLocalStorage(): bigint {
+  return work('doca_dpa_dev_thread_get_local_storage').local;
+}
+
+/** `doca_dpa_dev_yield`: lets other work run a moment (kernels' spin loops); ends the run if the DPA stops. */
+export function dpaYield(): void {
+  current('doca_dpa_dev_yield');
+  yieldCpu();
+}
+
+/**
+ * `doca_dpa_dev_thread_reschedule`: ends this activation and gives the execution unit back; the thread
+ * runs again at its next activation. Does not return.
+ */
+export function threadReschedule(): never {
+  const w = work('doca_dpa_dev_thread_reschedule');
+  if (w.kind !== WorkKind.THREAD) throw new DocaError('NOT_PERMITTED', 'doca_dpa_dev_thread_reschedule', 'only a DPA thread reschedules (this is a kernel or an RPC)');
+  throw RESCHEDULE;
+}
+
+/** `doca_dpa_dev_thread_finish`: ends the thread for good (it is never activated again). Does not return. */
+export function threadFinish(): never {
+  const w = work('doca_dpa_dev_thread_finish');
+  if (w.kind !== WorkKind.THREAD) throw new DocaError('NOT_PERMITTED', 'doca_dpa_dev_thread_finish', 'only a DPA thread finishes (this is a kernel or an RPC)');
+  w.finished = true;
+  throw FINISH;
+}
+
+/** `doca_dpa_dev_thread_notify`: activates the thread of a notification completion. */
+export function threadNotify(notificationHandle: bigint): void {
+  const call = 'doca_dpa_dev_thread_notify';
+  const e = current(call);
+  activateAttached(e.dpa, e.dpa.resolve(notificationHandle, ObjKind.NOTIFICATION, call));
+}
+
+/** `doca_dpa_dev_device_set`: this emulation has one device per DPA; the handle is checked and kept. */
+export function deviceSet(dpaHandle: bigint): void {
+  const call = 'doca_dpa_dev_device_set';
+  current(call).dpa.resolve(dpaHandle, ObjKind.DPA, call);
+}
+
+/** `doca_dpa_dev_get_completion`: the next element of a DPA completion, or undefined when there is none. */
+export function getCompletion(completionHandle: bigint): bigint | undefined {
+  const call = 'doca_dpa_dev_get_completion';
+  const e = current(call);
+  const cq = e.dpa.resolve(completionHandle, ObjKind.COMPLETION, call);
+  const got = cqGet(e.dpa, cq, call);
+  return got && makeHandle(e.dpa.tag, ObjKind.COMPLETION_ELEMENT, cq, got.position);
+}
+
+/** The byte offset of an element that was returned and not yet acked. */
+function element(handle: bigint, call: string): number {
+  const e = current(call);
+  const parts = splitHandle(handle);
+  if (!parts || parts.tag !== e.dpa.tag || parts.kind !== ObjKind.COMPLETION_ELEMENT || parts.index >= e.dpa.layout.dims.objects) {
+    throw new DocaError('INVALID_VALUE', call, `${String(handle)} is not a completion element of this DPA (doca_dpa_dev_get_completion)`);
+  }
+  const cq = parts.index;
+  const read = e.dpa.load(cq, COMPLETION.READ);
+  const back = (read - parts.generation) & 0xffffff;
+  if (back < 1 || back > ((read - e.dpa.load(cq, COMPLETION.ACK)) | 0)) throw new DocaError('BAD_STATE', call, 'the completion element was acked (or never returned)');
+  return cqElement(e.dpa, cq, (read - back) | 0, call);
+}
+
+/** `doca_dpa_dev_get_completion_type`: `CompletionType` (SEND, SEND_ERR, ...). */
+export function getCompletionType(elementHandle: bigint): number {
+  const call = 'doca_dpa_dev_get_completion_type';
+  return current(call).dpa.view.getUint32(element(elementHandle, call) + 4, true);
+}
+
+/** `doca_dpa_dev_get_completion_user_data`: the user data of what completed (an async op's, say). */
+export function getCompletionUserData(elementHandle: bigint): number {
+  const call = 'doca_dpa_dev_get_completion_user_data';
+  return current(call).dpa.view.getUint32(element(elementHandle, call) + 8, true);
+}
+
+/** `doca_dpa_dev_get_completion_immediate`: the element's 32-bit immediate value. */
+export function getCompletionImmediate(elementHandle: bigint): number {
+  const call = 'doca_dpa_dev_get_completion_immediate';
+  return current(call).dpa.view.getUint32(element(elementHandle, call) + 12, true);
+}
+
+/** `doca_dpa_dev_completion_ack`: frees `n` returned elements (INVALID_VALUE for more than were returned). */
+export function completionAck(completionHandle: bigint, n: number | bigint): void {
+  const call = 'doca_dpa_dev_completion_ack';
+  const e = current(call);
+  cqAck(e.dpa, e.dpa.resolve(completionHandle, ObjKind.COMPLETION, call), u32(call, 'num_comp', n), call);
+}
+
+/**
+ * `doca_dpa_dev_completion_request_notification`: re-arms the completion, so that its next element
+ * activates its thread (at once if one is already waiting). Without it the thread is not activated again.
+ */
+export function completionRequestNotification(completionHandle: bigint): void {
+  const call = 'doca_dpa_dev_completion_request_notification';
+  const e = current(call);
+  const cq = e.dpa.resolve(completionHandle, ObjKind.COMPLETION, call);
+  requestNotification(e.dpa, cq, () => cqPending(e.dpa, cq, call));
+}
+
+/**
+ * `doca_dpa_dev_log` (and the DOCA_DPA_DEV_LOG_* macros): a line in the owner process's DOCA log, if
+ * `level` is within the DPA's log level (`Dpa.setLogLevel`). Lines travel asynchronously and reach the
+ * log when the owner's event loop turns.
+ */
+export function log(level: number, message: string): void {
+  current('doca_dpa_dev_log').log(level, String(message));
+}
+
+/**
+ * `*(T *)ptr` on the DPA: a view of `length` bytes of DPA memory (`Dpa.memAlloc`) at DPA pointer `ptr`.
+ * INVALID_VALUE for a range outside the DPA's heap. Not a DOCA call: C code dereferences the pointer.
+ */
+export function dpaMemory(ptr: bigint, length: number): Uint8Array {
+  const call = 'dpaMemory';
+  const e = current(call);
+  const p = u64(call, 'ptr', ptr);
+  const n = u32(call, 'length', length);
+  const offset = p - e.heapBase;
+  if (offset < 64n || offset + BigInt(n) > BigInt(e.heap.size)) {
+    throw new DocaError('INVALID_VALUE', call, `[0x${p.toString(16)}, +${n}) is outside the DPA's memory [0x${(e.heapBase + 64n).toString(16)}, +${e.heap.size - 64})`);
+  }
+  return e.heap.u8.subarray(Number(offset), Number(offset) + n);
+}

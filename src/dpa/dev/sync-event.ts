@@ -1,0 +1,97 @@
+/**
+ * The sync event device API (doca_dpa_dev_sync_event.h), on handles from `SyncEvent.getDpaHandle`.
+ * Updates ring the event's waiters in any process; `wait_gt` spins (giving the CPU away now and then,
+ * and ending with the run if the DPA stops); the `post_wait_*` calls are non-blocking: their async ops'
+ * completion activates the attached thread once the condition holds.
+ */
+import { DocaError } from '../../core/error.js';
+import { yieldCpu } from '../../fabric/segment.js';
+import { checkWaits } from '../gated.js';
+import { OBJ, ObjKind } from '../layout.js';
+import { ASYNC_OPS, SE_SUBSCRIBER, SYNC_EVENT, WAIT_SIZE, WaitOp } from '../objects.js';
+import { current, u64 } from './runtime.js';
+
+/** Largest value `post_wait_gt/ne` take (and an event may hold when they are posted), as in DOCA. */
+const POST_WAIT_MAX = 254n;
+
+/** `doca_dpa_dev_sync_event_get`: the counter. */
+export function syncEventGet(eventHandle: bigint): bigint {
+  const call = 'doca_dpa_dev_sync_event_get';
+  const e = current(call);
+  return e.events.get(e.dpa.resolve(eventHandle, ObjKind.SYNC_EVENT, call), call);
+}
+
+/** `doca_dpa_dev_sync_event_update_add`: atomic add (wrapping at 2^64); nothing is fetched back. */
+export function syncEventUpdateAdd(eventHandle: bigint, value: bigint | number): void {
+  const call = 'doca_dpa_dev_sync_event_update_add';
+  const e = current(call);
+  const v = u64(call, 'value', value);
+  e.events.add(e.dpa.resolve(eventHandle, ObjKind.SYNC_EVENT, call), v, call);
+}
+
+/** `doca_dpa_dev_sync_event_update_set`. */
+export function syncEventUpdateSet(eventHandle: bigint, value: bigint | number): void {
+  const call = 'doca_dpa_dev_sync_event_update_set';
+  const e = current(call);
+  const v = u64(call, 'value', value);
+  e.events.set(e.dpa.resolve(eventHandle, ObjKind.SYNC_EVENT, call), v, call);
+}
+
+/** `doca_dpa_dev_sync_event_wait_gt`: spins until `(value & mask) > value`; holds its execution unit. */
+export function syncEventWaitGt(eventHandle: bigint, value: bigint | number, mask: bigint | number): void {
+  const call = 'doca_dpa_dev_sync_event_wait_gt';
+  let e = current(call);
+  const v = u64(call, 'value', value);
+  const m = u64(call, 'mask', mask);
+  const index = e.dpa.resolve(eventHandle, ObjKind.SYNC_EVENT, call);
+  for (let i = 1; (e.events.get(index, call) & m) <= v; i++) {
+    if ((i & 255) === 0) {
+      yieldCpu();
+      e = current(call); // ends the run if the DPA stops meanwhile
+    }
+  }
+}
+
+/**
+ * `doca_dpa_dev_sync_event_post_wait_gt`: completes on `asyncOps` (activating its completion's thread)
+ * once the event's value is greater than `value`. Values in [0, 254] only, for the operand and for the
+ * event when it is posted (INVALID_VALUE otherwise, where DOCA leaves the behaviour undefined). The DPA
+ * must subscribe to the event (`addSubscriberLocationDpa`), or no update would wake it.
+ */
+export function syncEventPostWaitGt(asyncOpsHandle: bigint, eventHandle: bigint, value: bigint | number): void {
+  postWait('doca_dpa_dev_sync_event_post_wait_gt', WaitOp.GT, asyncOpsHandle, eventHandle, value);
+}
+
+/** `doca_dpa_dev_sync_event_post_wait_ne`: as `post_wait_gt`, for a value not equal to `value`. */
+export function syncEventPostWaitNe(asyncOpsHandle: bigint, eventHandle: bigint, value: bigint | number): void {
+  postWait('doca_dpa_dev_sync_event_post_wait_ne', WaitOp.NE, asyncOpsHandle, eventHandle, value);
+}
+
+function postWait(call: string, op: number, asyncOpsHandle: bigint, eventHandle: bigint, value: bigint | number): void {
+  const e = current(call);
+  const dpa = e.dpa;
+  const ops = dpa.resolve(asyncOpsHandle, ObjKind.ASYNC_OPS, call);
+  const event = dpa.resolve(eventHandle, ObjKind.SYNC_EVENT, call);
+  const v = u64(call, 'value', value);
+  if (v > POST_WAIT_MAX) throw new DocaError('INVALID_VALUE', call, `value ${v} is outside [0, 254], the range DOCA defines for post_wait`);
+  if (!(dpa.u32(event, SYNC_EVENT.FLAGS) & SE_SUBSCRIBER)) {
+    throw new DocaError('INVALID_VALUE', call, 'the DPA does not subscribe to this sync event (addSubscriberLocationDpa), so no update would wake it');
+  }
+  const now = e.events.get(event, call);
+  if (now > POST_WAIT_MAX) throw new DocaError('INVALID_VALUE', call, `the event holds ${now}, outside [0, 254], the range DOCA defines for post_wait`);
+  const size = dpa.u32(ops, ASYNC_OPS.SIZE);
+  const list = dpa.u32(ops, ASYNC_OPS.LIST);
+  for (let i = 0; i < size; i++) {
+    const at = list + i * WAIT_SIZE;
+    if (Atomics.compareExchange(dpa.i32, at / 4, 0, 2) !== 0) continue;
+    dpa.view.setUint32(at + 4, op, true);
+    dpa.view.setUint32(at + 8, event, true);
+    dpa.view.setInt32(at + 12, dpa.load(event, OBJ.GEN), true);
+    dpa.view.setUint32(at + 16, Number(v), true);
+    Atomics.store(dpa.i32, at / 4, 1);
+    Atomics.or(dpa.i32, dpa.layout.waitBits / 4 + (ops >>> 5), 1 << (ops & 31));
+    checkWaits(dpa, e.events, ops); // it may hold already; later updates ring the DPA
+    return;
+  }
+  throw new DocaError('FULL', call, `the async ops queue (${size} operations) is full`);
+}

@@ -1,0 +1,361 @@
+/**
+ * An execution unit: the main loop of one of a DPA's worker threads. It imports the DPA application
+ * once, then takes work from the ready bitmaps (layout.ts) and runs it to completion, one unit at a
+ * time: an RPC call, a kernel instance, or one activation of a DPA thread. With nothing ready it sleeps
+ * on its own doorbell, arming it first and looking at the ready count once more (scheduler.ts explains
+ * why no activation is lost), blocked in poll(2) on the bell's pipe: no spinning, no timer.
+ *
+ * The loop is synchronous: DPA code runs here as on the DPA, to completion, and the worker's event loop
+ * turns only once the DPA stops. What the EU tells its owner goes through its port (ready, a load
+ * error, device log lines, a fatal error) and the owner's bell.
+ */
+import type { MessagePort } from 'node:worker_threads';
+import { DpaMapReader } from '../core/dpa-maps.js';
+import { BellState, Bell, publishBellRef } from '../fabric/doorbell.js';
+import { Segment, type SegmentDescriptor } from '../fabric/segment.js';
+import { native } from '../native/load.js';
+import { closeComch, consumerRang, pollConsumers, sweepImm } from './dev/comch-msgq.js';
+import { type Eu, installEu, Unwind, type Work } from './dev/runtime.js';
+import { DpaEvents } from './events.js';
+import { checkAll } from './gated.js';
+import { BIT_CONSUMER, BIT_EVENT, CompOp, DpaState, EU, H, LAUNCH, LaunchState, OBJ, readDpaLayout, RPC, RpcState, WorkKind } from './layout.js';
+import { THREAD, ThreadState } from './objects.js';
+import { DpaView } from './view.js';
+
+/** What the owner passes each EU (eu-pool.ts). */
+export interface EuData {
+  dpa: SegmentDescriptor;
+  heap: SegmentDescriptor;
+  maps: SegmentDescriptor;
+  eu: number;
+  app: string;
+  dev: string;
+  heapBase: bigint;
+  port: MessagePort;
+}
+
+/** Messages an EU posts to its owner. */
+export type EuMessage =
+  | { type: 'ready'; names: string[] }
+  | { type: 'error'; message: string }
+  | { type: 'log'; level: number; text: string }
+  | { type: 'fatal'; message: string; stack?: string };
+
+/** How long an EU sleeps before it looks at the DPA's state again (a stop rings it anyway). */
+const SLEEP_SLICE_MS = 1000;
+
+const now = () => performance.timeOrigin + performance.now();
+
+class Unit {
+  private readonly bell: Bell;
+  private readonly me: number;
+  private fns: ((...args: bigint[]) => unknown)[] = [];
+  private cursor = 0;
+  private category = 0;
+  private everArmed = false;
+  private readonly args: bigint[] = [];
+
+  constructor(
+    private readonly e: Eu,
+    private readonly port: MessagePort,
+  ) {
+    this.me = 1 << e.index;
+    // Bits: ready work, events, then one per object (a consumer's queue filled); Bell hands out in order.
+    this.bell = new Bell(Math.ceil((BIT_CONSUMER + e.dpa.layout.dims.objects) / 32) * 32);
+    for (let bit = 0; bit < this.bell.capacity; bit++) this.bell.allocate('doca_dpa_start');
+    publishBellRef(e.dpa.segment, e.dpa.layout.eu(e.index) + EU.BELL, this.bell.ref(0));
+  }
+
+  async load(url: string): Promise<boolean> {
+    let app: Record<string, unknown>;
+    try {
+      app = (await import(url)) as Record<string, unknown>;
+    } catch (err) {
+      this.port.postMessage({ type: 'error', message: describe(err) } satisfies EuMessage);
+      this.e.dpa.sched.ringOwner();
+      return false;
+    }
+    const names = Object.keys(app).filter((k) => typeof app[k] === 'function').sort();
+    this.fns = names.map((k) => app[k] as (...args: bigint[]) => unknown);
+    this.port.postMessage({ type: 'ready', names } satisfies EuMessage);
+    Atomics.add(this.e.dpa.i32, H.EUS_UP / 4, 1);
+    this.e.dpa.sched.ringOwner();
+    return true;
+  }
+
+  loop(): void {
+    const i32 = this.e.dpa.i32;
+    // STARTING: the other EUs are still loading; there is no work yet, but there will be.
+    for (let s = Atomics.load(i32, H.STATE / 4); s === DpaState.RUNNING || s === DpaState.STARTING; s = Atomics.load(i32, H.STATE / 4)) {
+      if (Atomics.load(i32, H.READY / 4) > 0 && this.takeAndRun()) continue;
+      this.sleep();
+    }
+  }
+
+  close(): void {
+    closeComch(this.e);
+    this.bell.close();
+    this.e.events.close();
+    this.e.maps.close();
+    // The owner terminates only the EUs that have not left: one terminated while it still holds a
+    // peer's bell would leak that bell's fd (fds belong to the process, not to the worker).
+    const i32 = this.e.dpa.i32;
+    Atomics.store(i32, (this.e.dpa.layout.eu(this.e.index) + EU.LEFT) / 4, 1);
+    Atomics.sub(i32, H.EUS_UP / 4, 1);
+    this.e.dpa.sched.ringOwner();
+    this.e.dpa.sched.close();
+  }
+
+  /** Arms the bell and sleeps unless something is ready; then handles what rang. */
+  private sleep(): void {
+    const i32 = this.e.dpa.i32;
+    Atomics.or(i32, H.IDLE / 4, this.me);
+    let rung = this.bell.arm();
+    if (!this.everArmed) {
+      // Ringers skipped us while the bell was in POLL: look at everything once, now that it is armed.
+      this.everArmed = true;
+      this.lookEverywhere();
+      rung = true;
+    }
+    const state = Atomics.load(i32, H.STATE / 4);
+    if (!rung && Atomics.load(i32, H.READY / 4) === 0 && (state === DpaState.RUNNING || state === DpaState.STARTING)) {
+      native.fdPoll(this.bell.readFd, SLEEP_SLICE_MS);
+    }
+    if (this.bell.disarm() === BellState.RUNG) this.bell.drain();
+    Atomics.and(i32, H.IDLE / 4, ~this.me);
+    this.bell.harvest(this.onBit);
+  }
+
+  private readonly onBit = (bit: number): void => {
+    if (bit === BIT_EVENT) checkAll(this.e.dpa, this.e.events);
+    else if (bit >= BIT_CONSUMER) consumerRang(this.e, bit - BIT_CONSUMER);
+  };
+
+  private lookEverywhere(): void {
+    checkAll(this.e.dpa, this.e.events);
+    pollConsumers(this.e);
+  }
+
+  /** Takes one unit of ready work and runs it; false if none could be taken. */
+  private takeAndRun(): boolean {
+    const layout = this.e.dpa.layout;
+    this.category = (this.category + 1) % 3;
+    for (let k = 0; k < 3; k++) {
+      const c = (this.category + k) % 3;
+      if (c === 0 && this.scan(layout.rpcBits, layout.dims.rpcs, (slot) => this.runRpc(slot))) return true;
+      if (c === 1 && this.scan(layout.launchBits, layout.dims.launches, (slot) => this.runLaunch(slot))) return true;
+      if (c === 2 && this.scan(layout.objectBits, layout.dims.objects, (index) => this.runThread(index))) return true;
+    }
+    return false;
+  }
+
+  /** Finds a set bit of the bitmap at `base` (from a rotating word) and runs it; true if one ran. */
+  private scan(base: number, bits: number, run: (index: number) => boolean): boolean {
+    const i32 = this.e.dpa.i32;
+    const words = Math.ceil(bits / 32);
+    for (let k = 0; k < words; k++) {
+      const w = (this.cursor + k) % words;
+      let v = Atomics.load(i32, base / 4 + w);
+      while (v !== 0) {
+        const low = v & -v;
+        v ^= low;
+        if (run(w * 32 + 31 - Math.clz32(low))) {
+          this.cursor = w;
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  private runRpc(slot: number): boolean {
+    const dpa = this.e.dpa;
+    if (!dpa.sched.take(dpa.layout.rpcBits, slot)) return false;
+    const base = dpa.layout.rpc(slot);
+    if (Atomics.compareExchange(dpa.i32, (base + RPC.STATE) / 4, RpcState.READY, RpcState.RUNNING) !== RpcState.READY) return false;
+    const fn = this.fn(dpa.view.getUint32(base + RPC.FUNC, true));
+    const args = this.readArgs(base + RPC.ARGS, dpa.view.getUint32(base + RPC.NARGS, true));
+    const result = this.run({ kind: WorkKind.RPC, index: slot, rank: 0, threads: 1, local: 0n, finished: false }, fn, args);
+    if (result === undefined) return true; // fatal: the owner fails the call
+    const value = toU64(result.value);
+    if (value === undefined) {
+      Atomics.store(dpa.i32, (base + RPC.STATE) / 4, RpcState.FAILED);
+    } else {
+      dpa.view.setBigUint64(base + RPC.RESULT, value, true);
+      Atomics.store(dpa.i32, (base + RPC.STATE) / 4, RpcState.DONE);
+    }
+    dpa.sched.ringOwner();
+    return true;
+  }
+
+  private runLaunch(slot: number): boolean {
+    const dpa = this.e.dpa;
+    const base = dpa.layout.launch(slot);
+    const i32 = dpa.i32;
+    const generation = Atomics.load(i32, (base + LAUNCH.GEN) / 4);
+    const threads = dpa.view.getUint32(base + LAUNCH.THREADS, true);
+    let rank: number;
+    for (;;) {
+      // The ticket holds the launch's generation with the next rank, so a stale look never takes a rank.
+      const ticket = Atomics.load(i32, (base + LAUNCH.NEXT_RANK) / 4);
+      rank = ticket & 0xffff;
+      if (Atomics.load(i32, (base + LAUNCH.STATE) / 4) !== LaunchState.READY || ticket >>> 16 !== (generation & 0xffff) || rank >= threads) {
+        dpa.sched.take(dpa.layout.launchBits, slot);
+        return false;
+      }
+      if (Atomics.compareExchange(i32, (base + LAUNCH.NEXT_RANK) / 4, ticket, ticket + 1) === ticket) break;
+    }
+    if (rank === threads - 1) dpa.sched.take(dpa.layout.launchBits, slot);
+    const fn = this.fn(dpa.view.getUint32(base + LAUNCH.FUNC, true));
+    const args = this.readArgs(base + LAUNCH.ARGS, dpa.view.getUint32(base + LAUNCH.NARGS, true));
+    if (!this.run({ kind: WorkKind.LAUNCH, index: slot, rank, threads, local: 0n, finished: false }, fn, args)) return true;
+    if (Atomics.add(i32, (base + LAUNCH.FINISHED) / 4, 1) + 1 === threads) this.finishLaunch(slot);
+    return true;
+  }
+
+  /** The last instance of a kernel finished: set or add on the completion event, free the slot. */
+  private finishLaunch(slot: number): void {
+    const dpa = this.e.dpa;
+    const base = dpa.layout.launch(slot);
+    const op = dpa.view.getUint32(base + LAUNCH.COMP_OP, true);
+    const event = dpa.view.getInt32(base + LAUNCH.COMP_EVENT, true);
+    if (op !== CompOp.NONE && dpa.live(event, dpa.view.getInt32(base + LAUNCH.COMP_GEN, true))) {
+      const count = dpa.view.getBigUint64(base + LAUNCH.COMP_COUNT, true);
+      try {
+        if (op === CompOp.SET) this.e.events.set(event, count, 'doca_dpa_kernel_launch_update_set');
+        else this.e.events.add(event, count, 'doca_dpa_kernel_launch_update_add');
+      } catch (err) {
+        this.e.log(30, `kernel launch ${slot}: cannot update its completion event: ${(err as Error).message}`);
+      }
+    }
+    Atomics.store(dpa.i32, (base + LAUNCH.STATE) / 4, LaunchState.FREE);
+  }
+
+  private runThread(index: number): boolean {
+    const dpa = this.e.dpa;
+    if (!dpa.sched.take(dpa.layout.objectBits, index)) return false;
+    const at = dpa.at(index, OBJ.STATE) / 4;
+    if (Atomics.compareExchange(dpa.i32, at, ThreadState.QUEUED, ThreadState.RUNNING) !== ThreadState.QUEUED) return false;
+    const fn = this.fn(dpa.u32(index, THREAD.FUNC));
+    const work: Work = { kind: WorkKind.THREAD, index, rank: 0, threads: 1, local: dpa.view.getBigUint64(dpa.at(index, THREAD.LOCAL), true), finished: false };
+    this.args.length = 1;
+    this.args[0] = dpa.view.getBigUint64(dpa.at(index, THREAD.ARG), true);
+    if (!this.run(work, fn, this.args)) return true;
+    for (;;) {
+      const s = Atomics.load(dpa.i32, at);
+      const next =
+        s === ThreadState.RUNNING
+          ? work.finished ? ThreadState.FINISHED : ThreadState.IDLE
+          : s === ThreadState.RUNNING_AGAIN
+            ? work.finished ? ThreadState.FINISHED : ThreadState.QUEUED
+            : s === ThreadState.STOPPING ? ThreadState.STOPPED : -1;
+      if (next < 0) return true;
+      if (Atomics.compareExchange(dpa.i32, at, s, next) !== s) continue;
+      if (next === ThreadState.QUEUED) dpa.sched.ready(dpa.layout.objectBits, index);
+      if (next === ThreadState.STOPPED) dpa.sched.ringOwner();
+      return true;
+    }
+  }
+
+  /**
+   * Runs DPA code to completion with the EU table saying what runs since when (the owner's watchdog
+   * reads it). Returns the value, or undefined when the run failed (the DPA then enters its fatal state).
+   */
+  private run(work: Work, fn: ((...args: bigint[]) => unknown) | undefined, args: bigint[]): { value: unknown } | undefined {
+    const dpa = this.e.dpa;
+    const eu = dpa.layout.eu(this.e.index);
+    if (!fn) {
+      this.fatal('the owner asked for a function index the application does not have');
+      return undefined;
+    }
+    dpa.view.setFloat64(eu + EU.RUN_START, now(), true);
+    Atomics.store(dpa.i32, (eu + EU.RUNNING) / 4, (work.kind << 24) | work.index);
+    this.e.work = work;
+    // Work left behind (the other ranks of this kernel, work queued behind this run) must not wait for
+    // this run: one activation woke one EU, so this EU passes the wake-up on to an idle one.
+    if (Atomics.load(dpa.i32, H.READY / 4) > 0) dpa.sched.wakeOne();
+    dpa.sched.selfServing = false; // work this run makes must wake another EU: this one is busy
+    try {
+      return { value: fn(...args) };
+    } catch (err) {
+      if (err instanceof Unwind) return { value: undefined };
+      this.fatal(describe(err), (err as Error)?.stack);
+      return undefined;
+    } finally {
+      this.e.work = undefined;
+      dpa.sched.selfServing = true;
+      Atomics.store(dpa.i32, (eu + EU.RUNNING) / 4, 0);
+      sweepImm(this.e);
+    }
+  }
+
+  private fn(index: number): ((...args: bigint[]) => unknown) | undefined {
+    return this.fns[index];
+  }
+
+  private readArgs(at: number, n: number): bigint[] {
+    const v = this.e.dpa.view;
+    const args = new Array<bigint>(Math.min(n, 16));
+    for (let i = 0; i < args.length; i++) args[i] = v.getBigUint64(at + i * 8, true);
+    return args;
+  }
+
+  /** DPA code failed: the DPA enters its fatal state (as a crash on the DPA does); every EU leaves. */
+  private fatal(message: string, stack?: string): void {
+    const dpa = this.e.dpa;
+    this.port.postMessage({ type: 'fatal', message, ...(stack ? { stack } : {}) } satisfies EuMessage);
+    if (Atomics.compareExchange(dpa.i32, H.STATE / 4, DpaState.RUNNING, DpaState.FATAL) !== DpaState.RUNNING) return;
+    for (let e = 0; e < dpa.layout.dims.eus; e++) if (e !== this.e.index) dpa.sched.ringEu(e, 0);
+    dpa.sched.ringOwner();
+  }
+}
+
+/** An exception in one line: its message and where it was thrown. */
+function describe(err: unknown): string {
+  const where = (err as Error)?.stack?.split('\n').find((l) => l.trimStart().startsWith('at '))?.trim();
+  return `${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}${where ? ` (${where})` : ''}`;
+}
+
+/** A return value as a u64, or undefined if it cannot be one. */
+function toU64(value: unknown): bigint | undefined {
+  if (value === undefined) return 0n;
+  if (typeof value === 'bigint') return value >= 0n && value < 1n << 64n ? value : undefined;
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return BigInt(value);
+  if (typeof value === 'boolean') return value ? 1n : 0n;
+  return undefined;
+}
+
+/** Runs execution unit `data.eu` until its DPA stops (eu-boot.ts calls it). */
+export async function runEu(data: EuData): Promise<void> {
+  const segment = Segment.open(data.dpa, 'doca_dpa_start');
+  const read = readDpaLayout(segment);
+  if (typeof read === 'string') {
+    data.port.postMessage({ type: 'error', message: `the DPA segment is unusable: ${read}` } satisfies EuMessage);
+    segment.close();
+    return;
+  }
+  const dpa = new DpaView(segment, read.layout, read.tag);
+  dpa.sched.selfServing = true;
+  const port = data.port;
+  const logLevel = () => new DataView(segment.u8.buffer).getUint32(H.LOG_LEVEL, true);
+  const eu: Eu = {
+    dpa,
+    events: new DpaEvents(dpa),
+    maps: new DpaMapReader(Segment.open(data.maps, 'doca_dpa_start'), data.dev),
+    index: data.eu,
+    heap: Segment.open(data.heap, 'doca_dpa_start'),
+    heapBase: data.heapBase,
+    log: (level, text) => {
+      if (level > 10 && level <= logLevel()) port.postMessage({ type: 'log', level, text } satisfies EuMessage);
+    },
+    work: undefined,
+  };
+  installEu(eu);
+  const unit = new Unit(eu, port);
+  if (await unit.load(data.app)) unit.loop();
+  unit.close();
+  eu.heap.close();
+  eu.maps.segment.close();
+  segment.close();
+  port.close();
+}

@@ -1,0 +1,96 @@
+/**
+ * Work that waits for a sync event: kernel launches held until their wait event reaches the threshold,
+ * and waits posted on async ops (`doca_dpa_dev_sync_event_post_wait_gt/ne`). The DPA holds an entry in
+ * the waiter table of every event it subscribes to, pointing at an EU's bell (bit BIT_EVENT), so that an
+ * update from any thread or process rings the DPA; the rung EU then looks at everything that waits.
+ * Whoever finds a condition true first claims the work with a compare-and-swap, so looks can race.
+ */
+import { sdkLogSource } from '../core/log.js';
+import { CompletionType, postCqe } from './cq.js';
+import type { DpaEvents } from './events.js';
+import { H, LAUNCH, LaunchState } from './layout.js';
+import { ASYNC_OPS, WAIT_SIZE, WaitOp } from './objects.js';
+import type { DpaView } from './view.js';
+
+const log = sdkLogSource('dpa');
+
+/** Releases launch slot `slot` if its wait event reached the threshold; true if it did. */
+export function checkLaunch(dpa: DpaView, events: DpaEvents, slot: number): boolean {
+  const base = dpa.layout.launch(slot);
+  if (Atomics.load(dpa.i32, (base + LAUNCH.STATE) / 4) !== LaunchState.GATED) return false;
+  const index = dpa.view.getInt32(base + LAUNCH.WAIT_EVENT, true);
+  let value: bigint;
+  try {
+    if (!dpa.live(index, dpa.view.getInt32(base + LAUNCH.WAIT_GEN, true))) throw new Error('the wait event is no longer usable by the DPA');
+    value = events.get(index, 'doca_dpa_kernel_launch');
+  } catch (err) {
+    log.err(`kernel launch ${slot}: ${(err as Error).message}; it will not start`);
+    return false;
+  }
+  if (value < BigInt(dpa.view.getUint32(base + LAUNCH.WAIT_THRESHOLD, true))) return false;
+  if (Atomics.compareExchange(dpa.i32, (base + LAUNCH.STATE) / 4, LaunchState.GATED, LaunchState.READY) !== LaunchState.GATED) return false;
+  Atomics.sub(dpa.i32, H.GATED / 4, 1);
+  dpa.sched.ready(dpa.layout.launchBits, slot);
+  return true;
+}
+
+/** Completes the waits posted on async ops `ops` whose condition holds. */
+export function checkWaits(dpa: DpaView, events: DpaEvents, ops: number): void {
+  const size = dpa.u32(ops, ASYNC_OPS.SIZE);
+  const list = dpa.u32(ops, ASYNC_OPS.LIST);
+  const word = dpa.layout.waitBits / 4 + (ops >>> 5);
+  const mask = 1 << (ops & 31);
+  // Cleared before the look and set again if waits remain: a poster stores its wait, then sets the bit.
+  Atomics.and(dpa.i32, word, ~mask);
+  let left = 0;
+  for (let i = 0; i < size; i++) {
+    const at = list + i * WAIT_SIZE;
+    if (Atomics.load(dpa.i32, at / 4) !== 1) continue;
+    const index = dpa.view.getUint32(at + 8, true);
+    let value: bigint;
+    try {
+      if (!dpa.live(index, dpa.view.getInt32(at + 12, true))) throw new Error('the sync event is no longer usable by the DPA');
+      value = events.get(index, 'doca_dpa_dev_sync_event_post_wait');
+    } catch (err) {
+      log.err(`async ops wait: ${(err as Error).message}; dropping the wait`);
+      Atomics.compareExchange(dpa.i32, at / 4, 1, 0);
+      continue;
+    }
+    const operand = BigInt(dpa.view.getUint32(at + 16, true));
+    const holds = dpa.view.getUint32(at + 4, true) === WaitOp.GT ? value > operand : value !== operand;
+    if (!holds) left++;
+    else if (Atomics.compareExchange(dpa.i32, at / 4, 1, 0) === 1 && !complete(dpa, ops, at)) left++;
+  }
+  if (left > 0) Atomics.or(dpa.i32, word, mask);
+}
+
+/**
+ * Posts the completion of a wait on its async ops' completion queue (which may activate a thread); false
+ * if the queue is full, and then the wait stays posted.
+ */
+function complete(dpa: DpaView, ops: number, at: number): boolean {
+  const cq = dpa.load(ops, ASYNC_OPS.COMPLETION) - 1;
+  if (cq < 0 || !dpa.live(cq, dpa.load(ops, ASYNC_OPS.COMPLETION_GEN))) return true;
+  try {
+    postCqe(dpa, cq, CompletionType.SEND, dpa.u32(ops, ASYNC_OPS.USER_DATA), 0, 'doca_dpa_dev_sync_event_post_wait');
+    return true;
+  } catch (err) {
+    log.err(`async ops: ${(err as Error).message}; the wait stays posted`);
+    Atomics.store(dpa.i32, at / 4, 1);
+    return false;
+  }
+}
+
+/** Looks at everything that waits for an event (an EU was rung with BIT_EVENT, or first arms its bell). */
+export function checkAll(dpa: DpaView, events: DpaEvents): void {
+  if (Atomics.load(dpa.i32, H.GATED / 4) > 0) for (let slot = 0; slot < dpa.layout.dims.launches; slot++) checkLaunch(dpa, events, slot);
+  const words = Math.ceil(dpa.layout.dims.objects / 32);
+  for (let w = 0; w < words; w++) {
+    let bits = Atomics.load(dpa.i32, dpa.layout.waitBits / 4 + w);
+    while (bits !== 0) {
+      const low = bits & -bits;
+      bits ^= low;
+      checkWaits(dpa, events, w * 32 + 31 - Math.clz32(low));
+    }
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * Activation: how work reaches an execution unit. Anything that makes work for the DPA (a DPA thread
+ * activated by a completion or a notify, a kernel whose wait event reached its threshold, an RPC call)
+ * publishes it in shared memory and sets its bit in a ready bitmap, then rings one sleeping EU through
+ * its doorbell (fabric/doorbell.ts): no syscall unless that EU sleeps, none at all while every EU is
+ * busy (a busy EU looks at the bitmaps before it sleeps).
+ *
+ * Why no activation is lost: an EU going to sleep (1) sets its idle bit, (2) arms its bell, (3) looks
+ * at the ready count. An activator (a) sets the ready bit and adds to the ready count, (b) loads the
+ * idle mask and rings an EU it finds there. All are sequentially consistent atomics: if (3) misses (a),
+ * then (1) precedes (b), so the activator sees an idle EU and rings it; the ring lands after (2), so
+ * that EU (or, if it rings another idle one, that one) wakes. docs/wakeup.md gives the bell's half.
+ *
+ * A DPA thread's state word (objects.ts, ThreadState) makes an activation idempotent: one activation
+ * while it waits queues it, one while it runs makes it run once more afterwards, more are absorbed.
+ */
+import { openRemoteBell, readBellRef, releaseRemoteBell, type RemoteBell } from '../fabric/doorbell.js';
+import type { Segment } from '../fabric/segment.js';
+import { BIT_READY, type DpaLayout, EU, H, OBJ } from './layout.js';
+import { ThreadState } from './objects.js';
+
+export class Scheduler {
+  readonly i32: Int32Array;
+  private readonly bells: (RemoteBell | undefined)[] = [];
+  private owner: RemoteBell | undefined;
+  /**
+   * Set in execution units: an EU that makes work is awake and looks at the bitmaps before it sleeps,
+   * so when that work is the only work ready it takes it itself instead of waking another EU.
+   */
+  selfServing = false;
+
+  constructor(
+    readonly segment: Segment,
+    readonly layout: DpaLayout,
+  ) {
+    this.i32 = segment.i32;
+  }
+
+  get state(): number {
+    return Atomics.load(this.i32, H.STATE / 4);
+  }
+
+  /** Activates DPA thread `index` (a completion, a notify, `doca_dpa_thread_run` of a pending one). */
+  activateThread(index: number): void {
+    const at = (this.layout.object(index) + OBJ.STATE) / 4;
+    for (;;) {
+      const s = Atomics.load(this.i32, at);
+      const next = s === ThreadState.IDLE ? ThreadState.QUEUED : s === ThreadState.RUNNING ? ThreadState.RUNNING_AGAIN : s === ThreadState.STARTED ? ThreadState.STARTED_PENDING : -1;
+      if (next < 0) return; // already queued, pending or running again; finished or stopped: absorbed
+      if (Atomics.compareExchange(this.i32, at, s, next) !== s) continue;
+      if (next === ThreadState.QUEUED) this.ready(this.layout.objectBits, index);
+      return;
+    }
+  }
+
+  /** Sets bit `index` of the bitmap at `base` and wakes an EU to take it. */
+  ready(base: number, index: number): void {
+    const word = base / 4 + (index >>> 5);
+    const mask = 1 << (index & 31);
+    const ready = (Atomics.or(this.i32, word, mask) & mask) === 0 ? Atomics.add(this.i32, H.READY / 4, 1) + 1 : Atomics.load(this.i32, H.READY / 4);
+    if (!this.selfServing || ready > 1) this.wakeOne();
+  }
+
+  /** Clears bit `index` of a bitmap; true if this call cleared it (the caller owns that unit of work). */
+  take(base: number, index: number): boolean {
+    const mask = 1 << (index & 31);
+    if ((Atomics.and(this.i32, base / 4 + (index >>> 5), ~mask) & mask) === 0) return false;
+    Atomics.sub(this.i32, H.READY / 4, 1);
+    return true;
+  }
+
+  /** Rings one idle EU, if any (round robin, so that bursts spread over the EUs). */
+  wakeOne(): void {
+    const idle = Atomics.load(this.i32, H.IDLE / 4);
+    if (idle === 0) return;
+    const eus = this.layout.dims.eus;
+    const start = Atomics.add(this.i32, H.WAKE_CURSOR / 4, 1) % eus;
+    for (let k = 0; k < eus; k++) {
+      const e = (start + k) % eus;
+      if (idle & (1 << e)) return this.ringEu(e, BIT_READY);
+    }
+  }
+
+  /** Sets bit `bit` of EU `e`'s bell (waking it if it sleeps). */
+  ringEu(e: number, bit: number): void {
+    let bell = this.bells[e];
+    if (!bell || bell.dead) {
+      if (bell) releaseRemoteBell(bell);
+      this.bells[e] = bell = this.open(this.layout.eu(e) + EU.BELL);
+      if (!bell) return; // not up yet: it looks at everything before its first sleep
+    }
+    bell.ring(bit);
+  }
+
+  /** Wakes the owner (an RPC finished, an EU came up or left, a stopping thread stopped). */
+  ringOwner(): void {
+    if (!this.owner || this.owner.dead) {
+      if (this.owner) releaseRemoteBell(this.owner);
+      this.owner = this.open(H.OWNER_BELL);
+      if (!this.owner) return;
+    }
+    this.owner.ring(0);
+  }
+
+  /** Lets go of every bell this thread opened for the DPA. */
+  close(): void {
+    for (const b of this.bells) if (b) releaseRemoteBell(b);
+    this.bells.length = 0;
+    if (this.owner) releaseRemoteBell(this.owner);
+    this.owner = undefined;
+  }
+
+  private open(offset: number): RemoteBell | undefined {
+    try {
+      const ref = readBellRef(this.segment, offset, 'doca_dpa');
+      return ref && openRemoteBell(ref, 'doca_dpa');
+    } catch {
+      return undefined; // gone, or not a bell: nobody to wake
+    }
+  }
+}

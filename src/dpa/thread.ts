@@ -1,0 +1,133 @@
+/**
+ * DPA threads (`struct doca_dpa_thread`): a function and its argument that an execution unit runs once
+ * per activation, to completion. Completions attached to the thread (a DPA completion, a notification
+ * completion, a comch consumer completion) activate it; an activation while it runs makes it run once
+ * more afterwards. `thread_reschedule` (or returning) gives the execution unit back; `thread_finish`
+ * ends the thread for good. Its state word (objects.ts, ThreadState) is the only truth about it.
+ */
+import { DocaError, describeValue } from '../core/error.js';
+import type { DpaFuncRef } from './app.js';
+import type { Dpa } from './dpa.js';
+import { ObjKind, OBJ } from './layout.js';
+import { DpaObject } from './object.js';
+import { THREAD, ThreadState } from './objects.js';
+
+/** How long `stop()` waits for a running thread's current activation to end. */
+const STOP_WAIT_MS = 5000;
+
+export class DpaThread extends DpaObject {
+  private func: DpaFuncRef | undefined;
+  private arg = 0n;
+  private local = 0n;
+
+  private constructor(dpa: Dpa) {
+    super(dpa, ObjKind.THREAD, 'doca_dpa_thread_create');
+  }
+
+  /** `doca_dpa_thread_create`: on a started DPA. */
+  static create(dpa: Dpa): DpaThread {
+    return new DpaThread(dpa);
+  }
+
+  /** `doca_dpa_thread_set_func_arg`: the function each activation runs, and its u64 argument. */
+  setFuncArg(func: DpaFuncRef, arg: bigint | number = 0n): void {
+    const call = 'doca_dpa_thread_set_func_arg';
+    this.configurable(call);
+    this.dpa._func(this.dpaRun, func, call);
+    if (!(typeof arg === 'bigint' ? arg >= 0n && arg < 1n << 64n : Number.isSafeInteger(arg) && arg >= 0)) throw new DocaError('INVALID_VALUE', call, `arg ${describeValue(arg)} is not a u64`);
+    this.func = func;
+    this.arg = BigInt(arg);
+  }
+
+  /** `doca_dpa_thread_get_func_arg`. */
+  getFuncArg(): { func: DpaFuncRef | undefined; arg: bigint } {
+    return { func: this.func, arg: this.arg };
+  }
+
+  /** `doca_dpa_thread_set_local_storage`: a DPA pointer (`Dpa.memAlloc`) the thread reads with `threadGetLocalStorage`. */
+  setLocalStorage(ptr: bigint): void {
+    const call = 'doca_dpa_thread_set_local_storage';
+    this.configurable(call);
+    if (typeof ptr !== 'bigint' || ptr < 0n || ptr >= 1n << 64n) throw new DocaError('INVALID_VALUE', call, `${describeValue(ptr)} is not a DPA pointer`);
+    this.local = ptr;
+  }
+
+  /** `doca_dpa_thread_get_local_storage`. */
+  getLocalStorage(): bigint {
+    return this.local;
+  }
+
+  /** `doca_dpa_thread_get_id`. */
+  getId(): number {
+    return this.index;
+  }
+
+  override get isStarted(): boolean {
+    const s = this.state;
+    return !this.isDestroyed && s !== ThreadState.CREATED && s !== ThreadState.STOPPED;
+  }
+
+  /** `doca_dpa_thread_start`: activations are remembered from now on, and run once it is `run()`. */
+  start(): void {
+    const call = 'doca_dpa_thread_start';
+    this.configurable(call);
+    this.dpa._running(call);
+    if (this.func === undefined) throw new DocaError('BAD_STATE', call, `${this.name} has no function (setFuncArg)`);
+    const v = this.dpaRun.view.view;
+    v.setUint32(this.dpaRun.objects.at(this.index, THREAD.FUNC), this.dpa._func(this.dpaRun, this.func, call), true);
+    v.setBigUint64(this.dpaRun.objects.at(this.index, THREAD.ARG), this.arg, true);
+    v.setBigUint64(this.dpaRun.objects.at(this.index, THREAD.LOCAL), this.local, true);
+    this.dpaRun.objects.setState(this.index, ThreadState.STARTED);
+  }
+
+  /**
+   * `doca_dpa_thread_run`: runnable; completions attached to it activate it from now on (one that came
+   * since `start()` runs it at once).
+   */
+  run(): void {
+    const call = 'doca_dpa_thread_run';
+    this.alive(call);
+    this.dpa._running(call);
+    const i32 = this.dpaRun.view.i32;
+    const at = this.dpaRun.objects.at(this.index, OBJ.STATE) / 4;
+    if (Atomics.compareExchange(i32, at, ThreadState.STARTED, ThreadState.IDLE) === ThreadState.STARTED) return;
+    if (Atomics.compareExchange(i32, at, ThreadState.STARTED_PENDING, ThreadState.QUEUED) === ThreadState.STARTED_PENDING) {
+      this.dpaRun.view.sched.ready(this.dpaRun.layout.objectBits, this.index);
+      return;
+    }
+    throw new DocaError('BAD_STATE', call, `${this.name} is not started, or already runs`);
+  }
+
+  /** `doca_dpa_thread_stop`: no more activations; waits (bounded) for a running activation to end. */
+  stop(): void {
+    const call = 'doca_dpa_thread_stop';
+    this.alive(call);
+    const i32 = this.dpaRun.view.i32;
+    const at = this.dpaRun.objects.at(this.index, OBJ.STATE) / 4;
+    for (;;) {
+      const s = Atomics.load(i32, at);
+      if (s === ThreadState.CREATED || s === ThreadState.STOPPED) throw new DocaError('BAD_STATE', call, `${this.name} is not started`);
+      const running = s === ThreadState.RUNNING || s === ThreadState.RUNNING_AGAIN || s === ThreadState.STOPPING;
+      if (!this.dpa.isStarted || !running) {
+        if (Atomics.compareExchange(i32, at, s, ThreadState.STOPPED) === s) return;
+        continue;
+      }
+      if (s !== ThreadState.STOPPING && Atomics.compareExchange(i32, at, s, ThreadState.STOPPING) !== s) continue;
+      const stopped = this.dpaRun.pool.waitSync(() => Atomics.load(i32, at) === ThreadState.STOPPED, STOP_WAIT_MS);
+      if (stopped) return;
+      if (this.dpa.isStarted) throw new DocaError('TIME_OUT', call, `${this.name} is still in its function after ${STOP_WAIT_MS} ms (a thread that polls forever ends only with its DPA)`);
+    }
+  }
+
+  /** `doca_dpa_thread_destroy`: stopped (or never started), and no completion attached to it. */
+  destroy(): void {
+    const call = 'doca_dpa_thread_destroy';
+    if (this.isDestroyed) return;
+    if (this.isStarted) throw new DocaError('BAD_STATE', call, `${this.name} is started; stop it first`);
+    this.destroyObject(call);
+  }
+
+  private get state(): number {
+    return this.dpaRun.objects.state(this.index);
+  }
+}
