@@ -7,8 +7,10 @@ import { writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { comchBench } from './comch.bench.js';
+import { dpaBench } from './dpa.bench.js';
 import { fabricBench } from './fabric.bench.js';
 import { fastpathBench } from './fastpath.bench.js';
+import { faultsBench } from './faults.bench.js';
 import { idleBench } from './idle.bench.js';
 import { QUICK } from './lib.js';
 import { scaleBench } from './scale.bench.js';
@@ -23,6 +25,8 @@ const benches: Record<string, () => Promise<Record<string, unknown>>> = {
   idle: idleBench,
   scale: scaleBench,
   threads: threadsBench,
+  faults: faultsBench,
+  dpa: dpaBench,
 };
 
 const { values, positionals } = parseArgs({ options: { json: { type: 'string' } }, allowPositionals: true });

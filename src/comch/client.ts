@@ -13,6 +13,7 @@ import { sdkLogSource } from '../core/log.js';
 import type { WaitOptions } from '../core/wait.js';
 import { isAlive, self } from '../fabric/liveness.js';
 import { findService } from '../fabric/rendezvous.js';
+import { StatEvent, StatKind, statRecord } from '../fabric/stats.js';
 import { Segment } from '../fabric/segment.js';
 import { representorOf } from '../fabric/topology.js';
 import { comchCapClientIsSupported, comchCapGetMaxNameLen } from './caps.js';
@@ -39,6 +40,7 @@ export class ComchClient extends ComchCtx {
     super('doca_comch_client', dev.asDevinfo());
     this.nameBytes = new TextEncoder().encode(serverName);
     dev._acquire(this, 'doca_comch_client_create');
+    this.stat = statRecord(dev.fabric.dir, StatKind.CLIENT, `${serverName} from ${dev.asDevinfo().spec.pci}`);
   }
 
   /** `doca_comch_client_create`: NOT_SUPPORTED on the DPU's Arm side (clients run on the host). */
@@ -79,6 +81,8 @@ export class ComchClient extends ComchCtx {
   /** The connection ended: the client fails (RUNNING -> STOPPING -> IDLE), flushing held-back sends with `reason`. */
   _closed(connection: ComchConnection, reason: DocaError): void {
     this.removeConnection(connection);
+    this.stat.c[0] = 0;
+    this.stat.event(StatEvent.DISCONNECT, `connection ${connection.id} (server pid ${connection.peer.pid}) ${reason.code.replace('DOCA_ERROR_', '')}`);
     this.fail(reason);
   }
 
@@ -199,6 +203,8 @@ export class ComchClient extends ComchCtx {
     this.socket = undefined;
     const conn = new ComchConnection(this, 'client', socket, segment, layout, { pid: w.pid, start: w.start });
     this.addConnection(conn);
+    this.stat.c[0] = 1;
+    this.stat.event(StatEvent.CONNECT, `connection ${conn.id} to server pid ${w.pid}`);
     socket.write(encodeReady());
     log.info(`client for ${JSON.stringify(this.serverName)} connected to server pid ${w.pid}`);
     this.startCompleted();

@@ -9,6 +9,7 @@ import { DocaError } from '../core/error.js';
 import { PullIterator } from '../core/pull.js';
 import type { TaskCompletionCb } from '../core/task.js';
 import type { WaitOptions } from '../core/wait.js';
+import { active as faultsActive, faultEvent } from '../fabric/faults.js';
 import type { SegmentDescriptor } from '../fabric/segment.js';
 import {
   comchCapGetMaxMsgSize,
@@ -220,6 +221,7 @@ export abstract class ComchCtx extends Context {
       segment,
       side: connection.side,
       id: connection.id,
+      fabric: d.fabric.dir,
       caps: {
         maxNumTasks: comchConsumerCapGetMaxNumTasks(d),
         maxBufSize: comchConsumerCapGetMaxBufSize(d),
@@ -233,7 +235,10 @@ export abstract class ComchCtx extends Context {
   /** @internal the peer created or destroyed a consumer on `connection`. */
   _consumerEvent(connection: ComchConnection, id: number, expired: boolean): void {
     const cb = expired ? this.consumerExpiredCb : this.consumerNewCb;
-    if (cb) this.queueEvent(() => cb(this.event, connection, id));
+    if (!cb) return;
+    const deliver = () => this.queueEvent(() => cb(this.event, connection, id));
+    if (faultsActive) faultEvent(this.name, expired ? 'consumer_expired' : 'consumer_new', this, deliver); // lost or delayed
+    else deliver();
   }
 
   /** @internal */

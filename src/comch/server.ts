@@ -7,11 +7,13 @@ import { type Dev, type DevRep } from '../core/dev.js';
 import { CtxState } from '../core/ctx.js';
 import { DocaError, docaErrorGetName, DocaErrorCode, type DocaErrorName } from '../core/error.js';
 import { sdkLogSource } from '../core/log.js';
+import { active as faultsActive, faultEvent } from '../fabric/faults.js';
 import { isAlive } from '../fabric/liveness.js';
 import { digest } from '../fabric/names.js';
 import { claimName, listenService } from '../fabric/rendezvous.js';
 import type { Segment } from '../fabric/segment.js';
 import { self } from '../fabric/liveness.js';
+import { StatEvent, StatKind, statRecord } from '../fabric/stats.js';
 import { comchConsumerCapGetMaxConsumers, comchProducerCapGetMaxProducers, comchCapGetMaxClients, comchCapGetMaxMsgSize, comchCapGetMaxNameLen, comchCapGetMaxRecvQueueSize, comchCapServerIsSupported } from './caps.js';
 import { ComchCtx, type ComchEvent } from './comch-ctx.js';
 import { ComchConnection } from './connection.js';
@@ -65,6 +67,7 @@ export class ComchServer extends ComchCtx {
     this.nameBytes = new TextEncoder().encode(serverName);
     dev._acquire(this, 'doca_comch_server_create');
     rep._acquire(this, 'doca_comch_server_create');
+    this.stat = statRecord(dev.fabric.dir, StatKind.SERVER, `${serverName} for ${rep.asDevinfo().spec.pci}`);
   }
 
   /**
@@ -130,10 +133,12 @@ export class ComchServer extends ComchCtx {
 
   _closed(connection: ComchConnection, reason: DocaError, heldBack: ComchSendTask[]): void {
     this.removeConnection(connection);
+    this.stat.c[0] = this.conns.length;
+    this.stat.event(StatEvent.DISCONNECT, `connection ${connection.id} (pid ${connection.peer.pid}) ${reason.code.replace('DOCA_ERROR_', '')}`);
     for (const task of heldBack) this._sendDone(task, reason);
     log.dbg(`server ${JSON.stringify(this.serverName)}: connection ${connection.id} ended (${reason.code})`);
     const cb = this.disconnectCb;
-    if (cb) this.queueEvent(() => cb(this.event, connection, true));
+    if (cb) this.statusEvent('connection_disconnected', () => cb(this.event, connection, true));
   }
 
   protected _doStart(): boolean {
@@ -181,6 +186,12 @@ export class ComchServer extends ComchCtx {
     super._onIdle();
   }
 
+  /** Queues a connection status event, unless a fault plan loses or delays it (docs/faults.md). */
+  private statusEvent(event: string, fn: () => void): void {
+    if (faultsActive) faultEvent(this.name, event, this, () => this.queueEvent(fn));
+    else this.queueEvent(fn);
+  }
+
   /** Runs a client's handshake: HELLO -> (checks) -> WELCOME -> READY -> connection. */
   private accept(socket: Socket): void {
     if (this.getState() !== CtxState.RUNNING) {
@@ -200,6 +211,7 @@ export class ComchServer extends ComchCtx {
     };
     const drop = (why: string, reject?: { code: DocaErrorName; reason: string }) => {
       if (done) return;
+      this.stat.c[2]++;
       log.warn(`server ${JSON.stringify(this.serverName)}: ${why}; dropping that peer`);
       finish();
       welcomed?.segment.close();
@@ -234,9 +246,12 @@ export class ComchServer extends ComchCtx {
           finish();
           const conn = new ComchConnection(this, 'server', socket, welcomed.segment, welcomed.layout, { pid: welcomed.hello.pid, start: welcomed.hello.start });
           this.addConnection(conn);
+          this.stat.c[0] = this.conns.length;
+          this.stat.c[1]++;
+          this.stat.event(StatEvent.CONNECT, `connection ${conn.id} from pid ${conn.peer.pid}`);
           log.info(`server ${JSON.stringify(this.serverName)}: client pid ${welcomed.hello.pid} connected (connection ${conn.id})`);
           const cb = this.connectCb;
-          if (cb) this.queueEvent(() => cb(this.event, conn, true));
+          if (cb) this.statusEvent('connection_established', () => cb(this.event, conn, true));
           else this._wake();
         } else {
           return drop(`unexpected handshake frame type ${frame.type}`);

@@ -10,6 +10,7 @@
  */
 import { crc32 } from 'node:zlib';
 import { DocaError } from './error.js';
+import { active as faultsActive, faultBlob } from '../fabric/faults.js';
 import { decodeDescriptor, DESCRIPTOR_SIZE, encodeDescriptor, type SegmentDescriptor } from '../fabric/segment.js';
 
 const MAGIC = 0x42504453;
@@ -52,9 +53,10 @@ export class BlobWriter {
     this.bytes.set(value, BLOB_HEADER_SIZE + offset);
   }
 
+  /** Seals the blob. An injected fault damages it here, on its way out, after the checksum (docs/faults.md). */
   finish(): Uint8Array {
     new DataView(this.bytes.buffer).setUint32(12, crc32(this.bytes.subarray(16)), true);
-    return this.bytes;
+    return faultsActive ? faultBlob(this.bytes) : this.bytes;
   }
 }
 

@@ -16,6 +16,7 @@
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { Bell, type BellRef, BellState } from '../fabric/doorbell.js';
+import { active as faultsActive, faultStalled, faultStalls, stalledNap } from '../fabric/faults.js';
 import { livenessTick } from '../fabric/liveness.js';
 import { native } from '../native/load.js';
 import type { Context, WakeSource } from './ctx.js';
@@ -103,6 +104,7 @@ export class ProgressEngine {
     if (this.inCallback) throw new DocaError('NOT_PERMITTED', 'doca_pe_progress', 'called from inside a callback of the same progress engine');
     if ((++this.calls & (LIVENESS_EVERY - 1)) === 0) livenessTick();
     if (this.ctxs.length === 0) return false;
+    if (faultsActive && faultStalls(this, this.ctxs)) return false; // an injected stall: docs/faults.md
     this.inCallback = true;
     try {
       return this.tracking && this.eventMode === PeEventMode.PROGRESS_SELECTIVE ? this.progressReady() : this.progressAll();
@@ -207,6 +209,10 @@ export class ProgressEngine {
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
       while (!signal?.aborted) {
+        if (faultsActive && faultStalled(this)) {
+          await stalledNap(signal); // a stalled engine's driver sleeps (docs/faults.md)
+          continue;
+        }
         let n = 0;
         if (mode === 'busy') {
           // Spin without leaving the event-loop turn: a busy poller reacts in well under a microsecond.

@@ -134,6 +134,11 @@ export abstract class Task {
     this.state = previous === 'allocated' ? ALLOCATED : COMPLETED;
   }
 
+  /** @internal the task type, e.g. 'send' (what fault plans select on). */
+  get _type(): string {
+    return this.conf.type;
+  }
+
   /** @internal the state before a submission, to restore it if the submission is refused. */
   get _stateName(): string {
     return STATE_NAMES[this.state]!;

@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { realpathSync, statSync } from 'node:fs';
 import { ensureFabricDir, resolveFabricDir, type SweepReport, sweepFabricDir } from './dir.js';
+import { followFabric } from './faults.js';
 import { socketPath } from './names.js';
 import type { PciAddress } from './pci.js';
 import { type DeviceSpec, findDevice, loadTopology, type Topology } from './topology.js';
@@ -35,6 +36,7 @@ export class Fabric {
     const real = realpathSync(dir);
     const st = statSync(real);
     const id = createHash('sha256').update(`${real}\0${st.dev}\0${st.ino}`).digest().subarray(0, 8);
+    followFabric(real); // its fault plan (and $SOFTDPU_FAULTS on the first join): docs/faults.md
     return new Fabric(real, topology, new Uint8Array(id));
   }
 

@@ -107,22 +107,41 @@ let nextPass = 0;
 export function watchProcess(owner: ProcessIdentity | ThreadIdentity, onDeath: () => void): () => void {
   const w: ProcessWatch = { owner, onDeath };
   watched.add(w);
+  startCadence();
+  return () => {
+    watched.delete(w);
+    stopCadenceIfIdle();
+  };
+}
+
+let passHook: (() => void) | undefined;
+
+/**
+ * Runs `hook` at the end of every pass, and keeps the cadence going while it is set: the fault plan
+ * (faults.ts) is re-read on this same cadence rather than on a timer of its own.
+ */
+export function onLivenessPass(hook: () => void): void {
+  passHook = hook;
+  startCadence();
+}
+
+function startCadence(): void {
   if (!timer) {
     timer = setInterval(pass, LIVENESS_INTERVAL_MS);
     timer.unref();
   }
-  return () => {
-    watched.delete(w);
-    if (watched.size === 0 && timer) {
-      clearInterval(timer);
-      timer = undefined;
-    }
-  };
+}
+
+function stopCadenceIfIdle(): void {
+  if (watched.size === 0 && !passHook && timer) {
+    clearInterval(timer);
+    timer = undefined;
+  }
 }
 
 /** Runs a pass if one is due (cheap otherwise): for loops that never let timers run. */
 export function livenessTick(): void {
-  if (watched.size > 0 && performance.now() >= nextPass) pass();
+  if ((watched.size > 0 || passHook) && performance.now() >= nextPass) pass();
 }
 
 function pass(): void {
@@ -138,8 +157,6 @@ function pass(): void {
     if (alive || !watched.delete(w)) continue;
     w.onDeath();
   }
-  if (watched.size === 0 && timer) {
-    clearInterval(timer);
-    timer = undefined;
-  }
+  passHook?.();
+  stopCadenceIfIdle();
 }

@@ -5,7 +5,7 @@
  *
  * Fabric entry:  <kind>.<pid>-<start>.<tag>[.sock]   e.g. conn.4711-88012.9f2c1a.sock
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { DocaError } from '../core/error.js';
 import { type ProcessIdentity, self } from './liveness.js';
@@ -54,4 +54,22 @@ export function memfdLabel(kind: string): string {
 /** Where a peer opens a segment created by `pid` as memfd `fd`. */
 export function segmentPath(pid: number, fd: number): string {
   return `/proc/${pid}/fd/${fd}`;
+}
+
+/** The fabric's fault plan (docs/faults.md): belongs to the fabric, not to a process, so no sweep removes it. */
+export function faultPlanPath(dir: string): string {
+  return join(dir, 'faults.json');
+}
+
+/** Kind of the entries in which each thread publishes its fault injection counts. */
+export const FAULT_STATS_KIND = 'faults';
+
+/** Where thread `tid` of this process publishes its injection counts: faults.<pid>-<start>.t<tid>. */
+export function faultStatsPath(dir: string, tid: number): string {
+  return join(dir, entryName(FAULT_STATS_KIND, `t${tid}`));
+}
+
+/** A temporary file of this process, renamed over its target (swept with the process if it dies first). */
+export function tempPath(dir: string): string {
+  return join(dir, entryName('tmp', randomBytes(6).toString('hex')));
 }

@@ -1,0 +1,76 @@
+/** `softdpu fault add|list|clear`: the fabric's fault plan (docs/faults.md), through the `Faults` API. */
+import { readFileSync } from 'node:fs';
+import { DocaError } from '../core/error.js';
+import type { Fabric } from '../fabric/fabric.js';
+import { type FaultListing, Faults } from '../fabric/fault-api.js';
+import type { FaultPlan, FaultSpec } from '../fabric/fault-plan.js';
+
+export interface FaultOptions {
+  json?: boolean;
+  seed?: string;
+}
+
+/** Runs one subcommand and returns what it prints. */
+export function faultCommand(fabric: Fabric, [sub, ...args]: string[], options: FaultOptions): string {
+  const target = { fabric: fabric.dir };
+  switch (sub) {
+    case 'add': {
+      if (args.length === 0) throw new DocaError('INVALID_VALUE', 'softdpu fault add', 'give a fault as JSON (or a plan, an array, or a file holding one)');
+      const faults = args.flatMap((arg) => toArray(parse(arg)));
+      const seed = options.seed === undefined ? undefined : /^\d+$/.test(options.seed) ? Number(options.seed) : options.seed;
+      const ids = Faults.add(seed === undefined ? faults : ({ seed, faults } as FaultPlan), target);
+      return options.json ? JSON.stringify({ added: ids }) : `added ${ids.join(', ')} to the fault plan of ${fabric.dir}`;
+    }
+    case 'clear': {
+      const ids = Faults.clear(args.length > 0 ? { ...target, ids: args } : target);
+      return options.json ? JSON.stringify({ removed: ids }) : `removed ${ids.length === 0 ? 'nothing' : ids.join(', ')} from the fault plan of ${fabric.dir}`;
+    }
+    case 'list': {
+      if (args.length > 0) throw new DocaError('INVALID_VALUE', 'softdpu fault list', `unexpected argument ${args[0]}`);
+      const listing = Faults.list(target);
+      return options.json ? JSON.stringify(listing, null, 2) : formatListing(listing);
+    }
+    default:
+      throw new DocaError('INVALID_VALUE', 'softdpu fault', `unknown subcommand ${JSON.stringify(sub ?? '')} (add, list, clear)`);
+  }
+}
+
+/** The text of `softdpu fault list` (and of the faults line of `softdpu devices`). */
+export function formatListing(l: FaultListing): string {
+  const lines = [`fault plan of ${l.where}: generation ${l.generation ?? 0}, seed ${l.seed ?? 1}, ${l.faults.length === 0 ? 'no faults' : `${l.faults.length} fault(s)`}`];
+  for (const f of l.faults) {
+    const { id, kind, injections, source: _source, ...rest } = f;
+    lines.push(`  ${id.padEnd(6)} ${kind.padEnd(13)} ${JSON.stringify(rest)}  injections ${injections}`);
+  }
+  for (const p of l.processes ?? []) lines.push(`  pid ${p.pid} thread ${p.tid}: its own fault ${p.id} (${p.kind}, from ${p.source}) injected ${p.injections} time(s)`);
+  return lines.join('\n');
+}
+
+/** A JSON argument, or the path of a file holding one (as $SOFTDPU_FAULTS). */
+function parse(arg: string): unknown {
+  const text = arg.trimStart().startsWith('{') || arg.trimStart().startsWith('[') ? arg : readFile(arg);
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new DocaError('INVALID_VALUE', 'softdpu fault add', `${JSON.stringify(arg.slice(0, 40))} is not JSON: ${(err as Error).message}`);
+  }
+}
+
+function readFile(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new DocaError('INVALID_VALUE', 'softdpu fault add', `${JSON.stringify(path)} is neither JSON nor a readable file: ${(err as Error).message}`);
+  }
+}
+
+/** A fault, an array of faults, or a plan's faults; the plan's seed is `--seed`'s job. */
+function toArray(json: unknown): FaultSpec[] {
+  if (Array.isArray(json)) return json as FaultSpec[];
+  const plan = json as { faults?: unknown; seed?: unknown };
+  if (plan && typeof plan === 'object' && 'faults' in plan) {
+    if (plan.seed !== undefined) throw new DocaError('INVALID_VALUE', 'softdpu fault add', 'give the plan\'s seed with --seed');
+    return plan.faults as FaultSpec[];
+  }
+  return [json as FaultSpec];
+}

@@ -1,0 +1,129 @@
+/**
+ * The fault plan's API (docs/faults.md). `softdpu fault add|list|clear` is a thin command over it, so
+ * the program and the command write the same plan the same way.
+ */
+import { realpathSync } from 'node:fs';
+import { DocaError } from '../core/error.js';
+import { ensureFabricDir } from './dir.js';
+import { readPlanFile, readStats, writePlanFile } from './fault-files.js';
+import { inForce } from './fault-hooks.js';
+import { type Fault, type FaultPlan, type FaultSpec, parsePlan } from './fault-plan.js';
+import { publishCounts, refresh, setSourcePlan, sourcePlan } from './faults.js';
+
+/** Which plan: this process's own (no `fabric`), or a fabric's, by directory or `Fabric`. */
+export interface FaultTarget {
+  fabric?: string | { readonly dir: string };
+}
+
+/** A fault in a listing, with where it came from and how often it was injected. */
+export type ListedFault = Fault & {
+  /** 'api' (`Faults.add` in a process), 'env' ($SOFTDPU_FAULTS) or 'fabric' (the fabric's plan file). */
+  readonly source: string;
+  /** Injections so far: by this thread (process listing), or by every live process of the fabric. */
+  readonly injections: number;
+};
+
+export interface FaultListing {
+  /** 'thread' for what is in force in the calling thread, else the fabric directory. */
+  readonly where: string;
+  /** The fabric plan's seed and generation (fabric listings). */
+  readonly seed?: number;
+  readonly generation?: number;
+  readonly faults: readonly ListedFault[];
+  /** Fabric listings: faults that processes added for themselves (API, $SOFTDPU_FAULTS), with their counts. */
+  readonly processes?: readonly { pid: number; tid: number; id: string; source: string; kind: string; injections: number }[];
+}
+
+let apiIds = 0;
+
+/**
+ * The fault plan (softdpu's own: DOCA has no fault injection). Without `fabric`, a call concerns this
+ * process: its threads and the workers it creates afterwards. With `fabric`, it concerns the fabric's
+ * plan file, which every process of the fabric follows within a liveness interval (about 200 ms).
+ */
+export const Faults = {
+  /**
+   * Adds faults (one, an array, or a plan `{ seed, faults }` whose seed replaces the plan's) and returns
+   * their ids. INVALID_VALUE, naming the field, for anything the plan format does not allow.
+   */
+  add(faults: FaultSpec | readonly FaultSpec[] | FaultPlan, target: FaultTarget = {}): string[] {
+    const call = 'Faults.add';
+    const parsed = parsePlan(isFault(faults) ? [faults] : faults, call);
+    if (target.fabric === undefined) {
+      const current = sourcePlan('api');
+      const added = withIds(parsed.faults, current?.faults ?? [], () => `api-${++apiIds}`, call);
+      setSourcePlan('api', parsed.seed ?? current?.seed ?? 1, [...(current?.faults ?? []), ...added]);
+      return added.map((f) => f.id);
+    }
+    const dir = fabricDir(target.fabric);
+    const plan = readPlanFile(dir, call);
+    let nextId = plan.nextId;
+    const added = withIds(parsed.faults, plan.faults, () => `f${nextId++}`, call);
+    writePlanFile(dir, { generation: plan.generation + 1, seed: parsed.seed ?? plan.seed, nextId, faults: [...plan.faults, ...added] }, call);
+    refresh(dir);
+    return added.map((f) => f.id);
+  },
+
+  /** Removes faults (every one, or those named by `ids`; NOT_FOUND for an id not in the plan) and returns their ids. */
+  clear(target: FaultTarget & { ids?: readonly string[] } = {}): string[] {
+    const call = 'Faults.clear';
+    const dir = target.fabric === undefined ? undefined : fabricDir(target.fabric);
+    const plan = dir ? readPlanFile(dir, call) : (sourcePlan('api') ?? { seed: 1, faults: [] });
+    const ids = target.ids ?? plan.faults.map((f) => f.id);
+    for (const id of ids) if (!plan.faults.some((f) => f.id === id)) throw new DocaError('NOT_FOUND', call, `no fault ${JSON.stringify(id)} in the plan (${plan.faults.map((f) => f.id).join(', ') || 'empty'})`);
+    const kept = plan.faults.filter((f) => !ids.includes(f.id));
+    // An emptied plan numbers its faults from 1 again: the same steps give the same ids, hence the same draws.
+    if (!dir) {
+      if (kept.length === 0) apiIds = 0;
+      setSourcePlan('api', plan.seed, kept);
+    } else {
+      const file = readPlanFile(dir, call);
+      writePlanFile(dir, { ...file, generation: file.generation + 1, nextId: kept.length === 0 ? 1 : file.nextId, faults: kept }, call);
+      refresh(dir);
+    }
+    return [...ids];
+  },
+
+  /**
+   * Without `fabric`: every fault in force in the calling thread (from any source) with this thread's
+   * counts. With `fabric`: its plan, with the counts every live process published, and the faults
+   * processes added for themselves.
+   */
+  list(target: FaultTarget = {}): FaultListing {
+    if (target.fabric === undefined) {
+      const faults = inForce().map((r) => ({ ...r.fault, source: r.source === 'api' || r.source === 'env' ? r.source : 'fabric', injections: r.injections }));
+      return { where: 'thread', faults };
+    }
+    const dir = fabricDir(target.fabric);
+    publishCounts();
+    const plan = readPlanFile(dir, 'Faults.list');
+    const stats = readStats(dir);
+    const sum = (id: string) => stats.reduce((n, s) => n + s.faults.filter((f) => f.source === 'fabric' && f.id === id).reduce((m, f) => m + f.injections, 0), 0);
+    const processes = stats.flatMap((s) => s.faults.filter((f) => f.source !== 'fabric').map((f) => ({ pid: s.pid, tid: s.tid, ...f })));
+    return { where: dir, seed: plan.seed, generation: plan.generation, faults: plan.faults.map((f) => ({ ...f, source: 'fabric', injections: sum(f.id) })), processes };
+  },
+};
+
+function isFault(input: unknown): input is FaultSpec {
+  return typeof input === 'object' && input !== null && 'kind' in input;
+}
+
+/** The fabric directory (created private if it does not exist yet, so a plan can precede its processes). */
+function fabricDir(fabric: string | { readonly dir: string }): string {
+  const dir = typeof fabric === 'string' ? fabric : fabric?.dir;
+  if (typeof dir !== 'string' || dir.length === 0) throw new DocaError('INVALID_VALUE', 'Faults', `fabric ${JSON.stringify(fabric)} is neither a directory nor a Fabric`);
+  ensureFabricDir(dir);
+  return realpathSync(dir);
+}
+
+/** Gives every new fault an id, refusing one that the plan (or the same call) already has. */
+function withIds(faults: readonly FaultSpec[], existing: readonly Fault[], next: () => string, call: string): Fault[] {
+  const taken = new Set(existing.map((f) => f.id));
+  return faults.map((f, i) => {
+    let id = f.id;
+    if (id !== undefined && taken.has(id)) throw new DocaError('INVALID_VALUE', call, `faults[${i}].id ${JSON.stringify(id)} is already in the plan`);
+    while (id === undefined || taken.has(id)) id = next();
+    taken.add(id);
+    return { ...f, id };
+  });
+}

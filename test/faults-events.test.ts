@@ -1,0 +1,81 @@
+/** Lost and delayed events through the public API: a new-consumer event that never comes, a late connection event. */
+import assert from 'node:assert/strict';
+import { type TestContext, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ComchClient } from '../src/comch/client.js';
+import { ComchConsumer } from '../src/comch/consumer.js';
+import { ComchServer } from '../src/comch/server.js';
+import { openDeviceByPci, openRepresentorByPci } from '../src/core/dev.js';
+import { DevinfoRepFilter } from '../src/core/devinfo.js';
+import { ProgressEngine } from '../src/core/pe.js';
+import { useFabric } from '../src/fabric/fabric.js';
+import { Faults } from '../src/fabric/fault-api.js';
+import { comchPair, sharedMap, until } from './helpers/comch-pair.js';
+import { tempFabricDir } from './helpers/fabric.js';
+
+function cleanPlan(t: TestContext): void {
+  Faults.clear();
+  t.after(() => Faults.clear());
+}
+
+test('a lost new-consumer event never reaches the peer; the consumer runs and its expiry is still told', { timeout: 20_000 }, async (t) => {
+  cleanPlan(t);
+  const p = await comchPair(t, 'lost-event');
+  Faults.add({ kind: 'lose-event', match: { ctx: 'doca_comch_client', event: 'consumer_new' } });
+  const { map } = sharedMap(p.arm, 4096);
+  const consumer = ComchConsumer.create(p.serverConn, map);
+  consumer.taskPostRecvSetConf(() => {}, () => {}, 4);
+  const cpe = ProgressEngine.create();
+  cpe.connectCtx(consumer);
+  p.drive(cpe);
+  consumer.start();
+  await consumer.waitForState('RUNNING', { timeoutMs: 5000 });
+  await sleep(300);
+  assert.deepEqual(p.events, [], 'no new-consumer event on the client');
+  assert.equal(Faults.list().faults[0]!.injections, 1);
+  await consumer.stopAndWait();
+  consumer.destroy();
+  await until(() => p.events.includes(`client expired ${consumer.getId()}`), 'the expired-consumer event, which the plan leaves alone');
+  map.destroy();
+});
+
+test('a delayed connection event arrives that much later, and only then', { timeout: 20_000 }, async (t) => {
+  cleanPlan(t);
+  useFabric({ dir: tempFabricDir(t) });
+  Faults.add({ kind: 'delay-event', match: { ctx: 'doca_comch_server', event: 'connection_status' }, delayMs: 400 });
+  const arm = openDeviceByPci('03:00.0');
+  const host = openDeviceByPci('b1:00.0');
+  const pe = ProgressEngine.create();
+  const server = ComchServer.create(arm, openRepresentorByPci(arm, DevinfoRepFilter.NET, 'b1:00.0'), 'late');
+  const client = ComchClient.create(host, 'late');
+  let connectedAt = 0;
+  let disconnectedAt = 0;
+  server.eventConnectionStatusChangedRegister(
+    () => (connectedAt = performance.now()),
+    () => (disconnectedAt = performance.now()),
+  );
+  for (const ctx of [server, client]) {
+    pe.connectCtx(ctx);
+    ctx.taskSendSetConf(() => {}, () => {}, 4);
+  }
+  server.start();
+  client.start();
+  const ac = new AbortController();
+  const driving = pe.run({ signal: ac.signal, until: () => false });
+  t.after(async () => {
+    ac.abort();
+    await driving;
+  });
+  await client.connected({ timeoutMs: 10_000 });
+  const runningAt = performance.now();
+  await until(() => connectedAt > 0, 'the delayed connect event', 5000);
+  assert.ok(connectedAt - runningAt >= 300, `the connect event came ${(connectedAt - runningAt).toFixed(0)} ms after the client ran (delay 400 ms)`);
+  await client.stopAndWait();
+  const stoppedAt = performance.now();
+  await until(() => disconnectedAt > 0, 'the delayed disconnect event', 5000);
+  assert.ok(disconnectedAt - stoppedAt >= 300, `the disconnect event came ${(disconnectedAt - stoppedAt).toFixed(0)} ms after the client stopped`);
+  assert.equal(Faults.list().faults[0]!.injections, 2);
+  await server.stopAndWait();
+  server.destroy();
+  client.destroy();
+});
