@@ -54,3 +54,13 @@ export {
   SyncEventTaskWaitEq,
   SyncEventTaskWaitNeq,
 } from './sync-event/tasks.js';
+export { Dpa, dpaCapIsSupported } from './dpa/dpa.js';
+export { DpaApp, DpaFunc, type DpaFuncRef } from './dpa/app.js';
+export { DpaThread } from './dpa/thread.js';
+export { DevLogLevel as DpaDevLogLevel, SubmitFlag as DpaSubmitFlag } from './dpa/dev/core.js';
+export { CompletionType as DpaCompletionType } from './dpa/cq.js';
+export { DpaAsyncOps, DpaCompletion, DpaNotificationCompletion } from './dpa/completion.js';
+export { ComchConsumerCompletion, ComchDpaConsumer, ComchDpaProducer } from './dpa/comch.js';
+export { ComchMsgq, type MsgqDpa } from './comch/msgq.js';
+export { Faults, type FaultListing, type FaultTarget, type ListedFault } from './fabric/fault-api.js';
+export { FAULT_BLOBS, FAULT_EVENTS, FAULT_KINDS, type Fault, type FaultCaps, type FaultKind, type FaultMatch, type FaultPlan, type FaultSpec } from './fabric/fault-plan.js';

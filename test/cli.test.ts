@@ -41,10 +41,16 @@ test('softdpu demo (npm start) runs every sample pair across processes on a priv
   const tmp = tempFabricDir(t);
   const { exit, stdout, stderr } = await runCli(t, ['demo'], { TMPDIR: tmp });
   assert.equal(exit.code, 0, stderr + stdout);
-  assert.match(stdout, /All 4 scenarios passed/);
-  for (const line of [/dpu {2}\| Message received: 'Message from the client'/, /host \| Message received: 'Message from the server'/, /host \| The exporter signaled 1/, /dpu {2}\| The exporter signaled 1/]) {
+  assert.match(stdout, /All 6 scenarios passed/);
+  for (const line of [/dpu {2}\| Message received: 'Message from the client'/, /host \| Message received: 'Message from the server'/, /host \| The exporter signaled 1/, /dpu {2}\| The exporter signaled 1/, /dpu {2}\| Hello from kernel/, /host \| All 100 answers came back in order/]) {
     assert.match(stdout, line);
   }
+  // The closing table (what crossed, from the samples' logs) and where to look further.
+  assert.match(stdout, /What the demo measured on the way/);
+  assert.match(stdout, /^ {2}1\. +comch_ctrl_path_server \/ _client +\d+ ms +2 {2}2 messages$/m);
+  assert.match(stdout, /^ {2}\d\. +sync_event_local_pci \/ _remote_pci +\d+ ms +2 {2}2 sync event signals$/m);
+  assert.match(stdout, /^ {2}softdpu top +# /m);
+  assert.match(stdout, /^ {2}softdpu view +# /m);
   const fabric = stdout.match(/\((\/[^)]*softdpu-demo-[^)]*)\)/)?.[1];
   assert.ok(fabric?.startsWith(tmp), `the demo's fabric ${fabric} is under TMPDIR`);
   assert.deepEqual(readdirSync(tmp), [], 'the demo removed its fabric');

@@ -35,6 +35,9 @@ const ALLOWED = [
   /^prebuilds\/linux-(x64|arm64)\/softdpu\.node$/,
   /^docs\/[\w.-]+\.md$/,
   /^examples\/[\w.-]+\.m?js$/,
+  /^src\/cli\/view\/static\/[\w.-]+\.(html|js|css)$/,
+  // The one runtime dependency, bundled (`softdpu view` serves its chart library from the package).
+  /^node_modules\/uplot\/(package\.json|README\.md|LICENSE|dist\/[\w.-]+)$/,
 ];
 
 interface Ran {
@@ -214,12 +217,15 @@ test('the packed tarball installs offline without scripts into a fresh project a
     t.diagnostic(`${tarball}: ${files.length} files, ${Math.round(statSync(tgz).size / 1024)} KiB`);
     const stray = files.filter((f) => !ALLOWED.some((re) => re.test(f)));
     assert.deepEqual(stray, [], 'files outside the `files` intent');
-    for (const prefix of ['dist/test/', 'dist/bench/', '.ci/', 'test/', 'bench/', 'build/', 'src/native/build/', 'node_modules/']) {
+    for (const prefix of ['dist/test/', 'dist/bench/', '.ci/', 'test/', 'bench/', 'build/', 'src/native/build/']) {
       assert.deepEqual(files.filter((f) => f.startsWith(prefix)), [], prefix);
     }
+    assert.deepEqual(files.filter((f) => f.startsWith('node_modules/') && !f.startsWith('node_modules/uplot/')), [], 'node_modules/ holds uplot only');
     const required = [
       'package.json', 'README.md', 'src/native/binding.gyp', 'src/native/softdpu.c', 'scripts/build-native.mjs', 'docs/install.md', 'examples/echo-host.mjs',
       'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/index.js.map', 'dist/src/cli/main.js', 'dist/src/cli/doctor.js', 'dist/src/native/locate.js',
+      'dist/src/cli/view/server.js', 'src/cli/view/static/index.html', 'src/cli/view/static/app.js', 'node_modules/uplot/dist/uPlot.iife.min.js', 'node_modules/uplot/LICENSE',
+      'dist/src/dpa/dev/index.js', 'dist/src/dpa/dev/index.d.ts', 'dist/src/dpa/eu-boot.js', 'dist/src/dpa/eu-worker.js', 'dist/src/cli/samples/dpa-apps/pingpong.js',
       `prebuilds/linux-${process.arch}/softdpu.node`,
     ];
     for (const f of required) assert.ok(files.includes(f), `${f} is in the tarball`);
@@ -252,9 +258,9 @@ test('the packed tarball installs offline without scripts into a fresh project a
   });
 
   await t.test('imports from ESM and type-checks (node16 and bundler resolution) against its declarations', async (t) => {
-    const script = "const m = await import('softdpu'); const p = await import('softdpu/package.json', { with: { type: 'json' } }); console.log(typeof m.ComchServer, typeof m.SyncEvent, p.default.version);";
+    const script = "const m = await import('softdpu'); const p = await import('softdpu/package.json', { with: { type: 'json' } }); console.log(typeof m.ComchServer, typeof m.SyncEvent, p.default.version, import.meta.resolve('softdpu/dpa-dev').endsWith('/dist/src/dpa/dev/index.js'));";
     const imported = assertOk(await run(t, process.execPath, ['--input-type=module', '-e', script], app, env, 20_000), 'import softdpu');
-    assert.equal(imported.stdout.trim(), `function function ${JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')).version}`);
+    assert.equal(imported.stdout.trim(), `function function ${JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')).version} true`, 'softdpu/dpa-dev resolves to the device API');
     writeFileSync(join(app, 'check.ts'), CHECK_TS);
     const tsc = join(repo, 'node_modules', 'typescript', 'bin', 'tsc');
     const checks = (['node16', 'bundler'] as const).map(async (resolution) => {
@@ -274,6 +280,19 @@ test('the packed tarball installs offline without scripts into a fresh project a
     assert.equal(report.addon.kind, 'prebuild');
     assert.equal(report.addon.path, join(realpathSync(installed), 'prebuilds', `linux-${process.arch}`, 'softdpu.node'));
     assert.equal(report.fabric.path, fabric);
+  });
+
+  await t.test('softdpu view serves its page and the bundled chart library from the installed package', async (t) => {
+    const viewer = spawnChild(t, 'view', ['view', '--port', '0'], { script: join(installed, 'dist', 'src', 'cli', 'main.js'), env: { SOFTDPU_FABRIC: fabric } });
+    const url = (await viewer.waitFor(/^softdpu view: (http:\/\/127\.0\.0\.1:\d+\/)/, 30_000))[1]!;
+    for (const [path, type] of [['', 'text/html'], ['app.js', 'text/javascript'], ['style.css', 'text/css'], ['vendor/uPlot.iife.min.js', 'text/javascript']]) {
+      const res = await fetch(url + path);
+      assert.equal(res.status, 200, path);
+      assert.ok(res.headers.get('content-type')?.startsWith(type!), `${path}: ${res.headers.get('content-type')}`);
+      await res.arrayBuffer();
+    }
+    viewer.kill('SIGTERM');
+    assert.deepEqual(await viewer.exited, { code: 0, signal: null }, 'SIGTERM ends it cleanly');
   });
 
   await t.test('a host process and a DPU process of the project exchange a comch message and a sync event', async (t) => {

@@ -1,7 +1,9 @@
 /** `softdpu devices [--json]`: the devices of the fabric, like `doca_caps --list-devs`. */
 import { type CapabilityReport, capabilityReport } from '../core/caps.js';
 import type { Fabric } from '../fabric/fabric.js';
+import { Faults } from '../fabric/fault-api.js';
 import type { DeviceSpec } from '../fabric/topology.js';
+import { formatListing } from './fault.js';
 
 interface DeviceEntry {
   pci: string;
@@ -54,12 +56,17 @@ function text(e: DeviceEntry): string {
       .map(([k, v]) => `${k} ${yes(v)}`)
       .join(', ')}`,
     `    mmap: export_pci ${yes(c.mmap.exportPci)}, create_from_export_pci ${yes(c.mmap.createFromExportPci)}`,
+    `    dpa: ${c.dpa.supported ? `yes, ${c.dpa.numEus} execution units, max_threads_per_kernel ${c.dpa.maxThreadsPerKernel}, ` +
+      `kernel_max_run_time ${c.dpa.kernelMaxRunTimeMs} ms, heap ${c.dpa.heapSize} bytes, max_objects ${c.dpa.maxObjects}, ` +
+      `max_dpas per DPU ${c.dpa.maxDpas}` : 'no'}`,
   );
   return lines.join('\n');
 }
 
 export function devicesCommand(fabric: Fabric, json: boolean): string {
+  const faults = Faults.list({ fabric: fabric.dir }); // before the caps below, which a plan's caps faults lower
   const entries = fabric.topology.devices.map(entry);
-  if (json) return JSON.stringify({ fabric: fabric.dir, topology: fabric.topology.source, devices: entries }, null, 2);
-  return [`fabric ${fabric.dir} (topology: ${fabric.topology.source})`, ...entries.map(text)].join('\n');
+  if (json) return JSON.stringify({ fabric: fabric.dir, topology: fabric.topology.source, devices: entries, faults }, null, 2);
+  const plan = faults.faults.length > 0 || (faults.processes?.length ?? 0) > 0 ? [formatListing(faults)] : [];
+  return [`fabric ${fabric.dir} (topology: ${fabric.topology.source})`, ...entries.map(text), ...plan].join('\n');
 }

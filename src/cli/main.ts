@@ -1,11 +1,15 @@
 #!/usr/bin/env node
 /** The `softdpu` command. */
+import { existsSync, realpathSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { DocaError } from '../core/error.js';
+import { resolveFabricDir } from '../fabric/dir.js';
 import { type Fabric, useFabric } from '../fabric/fabric.js';
+import { loadTopology } from '../fabric/topology.js';
 import { AddonLoadError } from '../native/locate.js';
 import { demo } from './demo.js';
 import { devicesCommand } from './devices.js';
+import { faultCommand } from './fault.js';
 import { doctor, formatDoctor } from './doctor.js';
 
 const USAGE = `usage: softdpu <command> [options]
@@ -17,6 +21,18 @@ commands:
                        (like doca_caps --list-devs)
   fabric clean         remove what dead processes left in the fabric directory
   fabric path          print the fabric directory
+  fault add [--seed N] JSON...
+                       add faults to the fabric's fault plan (a fault, an array, or a file holding
+                       them; docs/faults.md); every process of the fabric follows it within ~200 ms
+  fault list [--json]  the fabric's fault plan, with the injections every live process counted
+  fault clear [ID...]  remove faults from the plan (all, or those named)
+  top [--once] [--json] [--interval MS]
+                       the fabric's processes and objects, one line each, with rates and the latest
+                       events, refreshed every second (q quits); --once prints one frame, --json the
+                       observer's snapshot (docs/observe.md)
+  view [--port N] [--interval MS]
+                       the same as a live web page on 127.0.0.1 (default port 7707, else any free one):
+                       a drawing of the fabric, charts of rates, every object, events, fault controls
   doctor [--json]      whether softdpu works here: the native addon loaded (or how to build it),
                        the kernel features it uses, the fabric directory; exit 1 if something fails
   sample NAME [flags]  run one of NVIDIA's samples (softdpu sample --list; NAME -h for its flags)
@@ -55,6 +71,22 @@ function fabricOf(values: { fabric?: string | boolean; topology?: string | boole
   });
 }
 
+/**
+ * The fabric directory an observer (top, view) looks at: resolved, but not joined, so that watching
+ * sweeps nothing (dead processes stay visible until a sweep) and follows no fault plan.
+ */
+function observedDir(values: { fabric?: string | boolean }): string {
+  const dir = resolveFabricDir(typeof values.fabric === 'string' ? values.fabric : undefined);
+  return existsSync(dir) ? realpathSync(dir) : dir;
+}
+
+function intervalOf(value: string | boolean | undefined): number {
+  if (value === undefined) return 1000;
+  const ms = Number(value);
+  if (!(Number.isInteger(ms) && ms >= 50)) throw new UsageError(`--interval ${String(value)} is not a number of milliseconds (50 or more)`);
+  return ms;
+}
+
 async function sample(rest: string[]): Promise<number> {
   // Imported here, not above: the samples load the native addon, and `doctor` must start without it.
   const [{ runSample }, { SAMPLES }] = await Promise.all([import('./samples/common.js'), import('./samples/index.js')]);
@@ -89,6 +121,12 @@ function run(argv: string[]): number | Promise<number> {
       if (positionals.length) throw new UsageError(`unexpected argument ${positionals[0]}`);
       return demo(typeof values.topology === 'string' ? values.topology : undefined);
     }
+    case 'fault': {
+      const { values, positionals } = parse(rest, { json: { type: 'boolean' }, seed: { type: 'string' } });
+      if (values.help) return help();
+      process.stdout.write(faultCommand(fabricOf(values), positionals, { json: !!values.json, ...(typeof values.seed === 'string' ? { seed: values.seed } : {}) }) + '\n');
+      return 0;
+    }
     case 'fabric': {
       const { values, positionals } = parse(rest, {});
       if (values.help) return help();
@@ -113,6 +151,24 @@ function run(argv: string[]): number | Promise<number> {
         process.stdout.write((values.json ? JSON.stringify(report, null, 2) : formatDoctor(report)) + '\n');
         return report.ok ? 0 : 1;
       });
+    }
+    case 'top': {
+      const { values, positionals } = parse(rest, { once: { type: 'boolean' }, json: { type: 'boolean' }, interval: { type: 'string' } });
+      if (values.help) return help();
+      if (positionals.length) throw new UsageError(`unexpected argument ${positionals[0]}`);
+      const intervalMs = intervalOf(values.interval);
+      // Imported here: the observer maps segments through the native addon (see sample()).
+      return import('./top.js').then(({ top }) => top({ dir: observedDir(values), once: !!values.once, json: !!values.json, intervalMs }));
+    }
+    case 'view': {
+      const { values, positionals } = parse(rest, { port: { type: 'string' }, interval: { type: 'string' } });
+      if (values.help) return help();
+      if (positionals.length) throw new UsageError(`unexpected argument ${positionals[0]}`);
+      const port = values.port === undefined ? undefined : Number(values.port);
+      if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port < 65536)) throw new UsageError(`--port ${values.port} is not a port number (0 for any free one)`);
+      const intervalMs = intervalOf(values.interval);
+      const topology = loadTopology(typeof values.topology === 'string' ? values.topology : undefined);
+      return import('./view/server.js').then(({ view }) => view({ dir: observedDir(values), topology, intervalMs, ...(port === undefined ? {} : { port }) }));
     }
     case 'sample':
       return sample(rest);

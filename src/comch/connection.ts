@@ -24,6 +24,7 @@ import type { WaitOptions } from '../core/wait.js';
 import { type BellRef, publishBellRef, unpublishBellRef } from '../fabric/doorbell.js';
 import { type ProcessIdentity, selfThread, watchProcess } from '../fabric/liveness.js';
 import { RingReader, RingWriter } from '../fabric/ring.js';
+import { StatKind, type StatRecord, statRecord } from '../fabric/stats.js';
 import type { Segment } from '../fabric/segment.js';
 import type { ComchCtx } from './comch-ctx.js';
 import type { ComchClient } from './client.js';
@@ -58,7 +59,8 @@ export class ComchConnection implements WakeSource {
   private readonly writer: RingWriter;
   private readonly reader: RingReader;
   private readonly pending = new Fifo<ComchSendTask>();
-  private readonly live = [0, 0, 0, 0, 0];
+  /** Its introspection record: the live counters are its counters (ComchCounter - 1). */
+  private readonly stat: StatRecord;
   private readonly snapshot = [0, 0, 0, 0, 0];
   private iterator: PullIterator<Uint8Array> | undefined;
   private closeReason: DocaError | undefined;
@@ -99,6 +101,8 @@ export class ComchConnection implements WakeSource {
     this.controlOut = new RingWriter(segment, ctlOut, layout.entries * 2, CONTROL_PAYLOAD);
     this.controlIn = new RingReader(segment, ctlIn, layout.entries * 2, CONTROL_PAYLOAD);
     this.registry = new Registry(segment, layout);
+    this.stat = statRecord(owner.devinfo.fabric.dir, StatKind.CONNECTION, `${side} connection ${this.id}`, owner._stat, this.id);
+    this.stat.setPeer(peer.pid);
     this.peerSide = otherSide(side);
     this.wantsRoom = SIDE.WANTS_ROOM(side) / 4;
     this.peerWantsRoom = SIDE.WANTS_ROOM(this.peerSide) / 4;
@@ -156,7 +160,7 @@ export class ComchConnection implements WakeSource {
     if (this.state !== 'connected' && this.state !== 'disconnecting') {
       throw new DocaError('CONNECTION_ABORTED', 'doca_comch_connection_update_info', `connection ${this.id} is disconnected`);
     }
-    for (let i = 1; i <= 4; i++) this.snapshot[i] = this.live[i]!;
+    for (let i = 1; i <= 4; i++) this.snapshot[i] = this.stat.c[i - 1]!;
   }
 
   /** `doca_comch_connection_get_counter`: as of the last `updateInfo()`. */
@@ -267,6 +271,11 @@ export class ComchConnection implements WakeSource {
     this.socket.end();
   }
 
+  /** @internal its introspection record (endpoints made from it hang below it). */
+  get _stat(): StatRecord {
+    return this.stat;
+  }
+
   /** @internal the context this side belongs to (checked on every send without a scan). */
   get _ownerCtx(): ComchCtx {
     return this.owner;
@@ -290,8 +299,8 @@ export class ComchConnection implements WakeSource {
       if (this.writer.corrupt) this.corrupted('its receive queue index');
       return false;
     }
-    this.live[ComchCounter.SENT_MESSAGES]!++;
-    this.live[ComchCounter.SENT_BYTES]! += message.length;
+    this.stat.c[ComchCounter.SENT_MESSAGES - 1]!++;
+    this.stat.c[ComchCounter.SENT_BYTES - 1]! += message.length;
     this.owner._sendDone(task);
     return true;
   }
@@ -317,8 +326,8 @@ export class ComchConnection implements WakeSource {
       }
       const bytes = this.reader.copy(rec);
       this.reader.advance();
-      this.live[ComchCounter.RECV_MESSAGES]!++;
-      this.live[ComchCounter.RECV_BYTES]! += bytes.length;
+      this.stat.c[ComchCounter.RECV_MESSAGES - 1]!++;
+      this.stat.c[ComchCounter.RECV_BYTES - 1]! += bytes.length;
       this.owner._received(this, bytes);
       n++;
     }
@@ -432,6 +441,7 @@ export class ComchConnection implements WakeSource {
     for (const w of this.ownerWatches.values()) w.unwatch();
     this.ownerWatches.clear();
     this.state = 'closed';
+    this.stat.release();
     const reason = this.closeReason ?? new DocaError('NOT_CONNECTED', 'comch connection', `connection ${this.id} ended`);
     this.socket.destroy();
     this.unwatchPeer();

@@ -14,10 +14,13 @@
  * producer that died holding a claim does not wedge the queue: its buffer is posted again. What a
  * producer writes is checked against what was posted; a violation fails the consumer with
  * CONNECTION_ABORTED.
+ *
+ * On a MsgQ (msgq.ts) the consumer has no memory map: its receives carry immediate data only, and it
+ * registers itself (start returns RUNNING at once; stop needs no announcement).
  */
 import type { DocaBuf } from '../core/buf.js';
 import { CtxState } from '../core/ctx.js';
-import { DocaError } from '../core/error.js';
+import { DocaError, describeValue } from '../core/error.js';
 import { Fifo } from '../core/fifo.js';
 import { AccessFlag, type Mmap } from '../core/mmap.js';
 import { sdkLogSource } from '../core/log.js';
@@ -29,6 +32,7 @@ import { ComchConsumerPostRecvTask } from './consumer-task.js';
 import { ComchEndpoint } from './endpoint.js';
 import { type ComchReceived, consumerMessages } from './fastpath-adapters.js';
 import { CONSUMER } from './layout.js';
+import { SEGMENT_HEADER_SIZE } from '../fabric/segment.js';
 import type { ComchConnectionRef } from './registry.js';
 
 const log = sdkLogSource('comch_consumer');
@@ -48,8 +52,8 @@ export class ComchConsumer extends ComchEndpoint {
 
   private constructor(
     target: ComchConnection | ComchConnectionRef,
-    /** The memory map its receive buffers come from. */
-    readonly mmap: Mmap,
+    /** The memory map its receive buffers come from (none on a MsgQ). */
+    readonly mmap: Mmap | undefined,
   ) {
     super('doca_comch_consumer', target, 'consumer', 'doca_comch_consumer_create');
   }
@@ -66,6 +70,11 @@ export class ComchConsumer extends ComchEndpoint {
       throw new DocaError('INVALID_VALUE', call, `${mmap.name} lacks PCI_READ_WRITE permission; producers on the other side write into it`);
     }
     return new ComchConsumer(connection, mmap);
+  }
+
+  /** @internal `ComchMsgq.consumerCreate`: a consumer of immediate data only, on a MsgQ. */
+  static _createOnMsgq(ref: ComchConnectionRef): ComchConsumer {
+    return new ComchConsumer(ref, undefined);
   }
 
   /** `doca_comch_consumer_destroy`: only while IDLE. Its id is never reused on this connection. */
@@ -98,8 +107,11 @@ export class ComchConsumer extends ComchEndpoint {
     this.setTaskConf('doca_comch_consumer_task_post_recv_set_conf', 'post_recv', onSuccess, onError, numTasks, this.ref.caps.maxNumTasks);
   }
 
-  /** `doca_comch_consumer_task_post_recv_alloc_init`: `buf` must lie in the consumer's map (INVALID_VALUE). */
-  taskPostRecvAllocInit(buf: DocaBuf): ComchConsumerPostRecvTask {
+  /**
+   * `doca_comch_consumer_task_post_recv_alloc_init`: `buf` must lie in the consumer's map (INVALID_VALUE);
+   * on a MsgQ there is no buffer (pass none): the receive takes immediate data only.
+   */
+  taskPostRecvAllocInit(buf?: DocaBuf): ComchConsumerPostRecvTask {
     const call = 'doca_comch_consumer_task_post_recv_alloc_init';
     this.requireRunning(call);
     this._checkBuf(call, buf);
@@ -115,31 +127,45 @@ export class ComchConsumer extends ComchEndpoint {
   }
 
   /** @internal */
-  _checkBuf(call: string, buf: DocaBuf): void {
+  _checkBuf(call: string, buf: DocaBuf | undefined): void {
+    if (!this.mmap) {
+      if (buf != null) throw new DocaError('INVALID_VALUE', call, `a MsgQ consumer receives immediate data only: post receives without a buffer (got ${describeValue(buf)})`);
+      return;
+    }
     if (!buf || buf.getMmap() !== this.mmap) throw new DocaError('INVALID_VALUE', call, `the buffer is not in the consumer's memory map (${this.mmap.name})`);
     if (buf.getLen() > this.ref.caps.maxBufSize) throw new DocaError('INVALID_VALUE', call, `a ${buf.getLen()}-byte buffer exceeds max_buf_size ${this.ref.caps.maxBufSize}`);
   }
 
   /** @internal a post-receive task was submitted: offer its buffer to the producers. */
   _post(task: ComchConsumerPostRecvTask): void {
-    const buf = task.getBuf();
+    const buf = task._buf;
+    if (!buf) {
+      this.queue!.post(SEGMENT_HEADER_SIZE, 0); // immediate data only: nothing to write into
+      this.posted.push(task);
+      return;
+    }
     buf._check('doca_task_submit');
     this.queue!.post(this.memoryOffset + buf._headOffset, buf.getLen());
     this.posted.push(task);
+    this.stat.c[0]!++;
   }
 
   protected _doStart(): boolean {
     const conf = this.taskConf('post_recv');
     if (!conf) throw new DocaError('BAD_STATE', 'doca_ctx_start', 'set the post-receive task configuration (taskPostRecvSetConf) before starting the consumer');
-    const where = this.mmap._location();
-    if (!where) throw new DocaError('INVALID_VALUE', 'doca_ctx_start', `${this.mmap.name} is not in shared memory`);
+    const where = this.mmap?._location();
+    if (this.mmap && !where) throw new DocaError('INVALID_VALUE', 'doca_ctx_start', `${this.mmap.name} is not in shared memory`);
     if (!this.connectionAlive()) throw new DocaError('NOT_CONNECTED', 'doca_ctx_start', `connection ${this.ref.id} ended`);
     this.publish('doca_ctx_start');
     this.queue = new ConsumerQueue(conf.capacity, this.immLen);
-    this.memoryOffset = where.offset;
+    this.memoryOffset = where?.offset ?? 0;
     this.registered = false;
-    this.registry.request(this.entry, this.side, this.immLen, this.queue.segment.descriptor, where.segment.descriptor);
-    return false;
+    // A MsgQ consumer's receives hold no bytes: its queue segment stands in as the (empty) memory.
+    this.registry.request(this.entry, this.side, this.immLen, this.queue.segment.descriptor, (where?.segment ?? this.queue.segment).descriptor);
+    if (!this.ref.msgq) return false;
+    this.registry.setState(this.entry, CONSUMER.REGISTERED); // no peer context to relay it
+    this.registered = true;
+    return true;
   }
 
   protected override _doStop(): void {
@@ -151,7 +177,9 @@ export class ComchConsumer extends ComchEndpoint {
       for (let i = 0; i < claimed; i++) this.held.add(this.posted.shift()!);
       this.posted.drain();
     }
-    if (this.registry.connected) {
+    if (this.ref.msgq) {
+      if (this.registry.connected) this.registry.setState(this.entry, CONSUMER.EXPIRED);
+    } else if (this.registry.connected) {
       for (let state = this.registry.state(this.entry); ; state = this.registry.state(this.entry)) {
         if (state === CONSUMER.CREATED || state === CONSUMER.EXPIRING || state === CONSUMER.EXPIRED) break;
         if (this.registry.casState(this.entry, state, CONSUMER.EXPIRING)) {
@@ -209,6 +237,8 @@ export class ComchConsumer extends ComchEndpoint {
       q.release();
       task._received(filled);
       this.completeTask(task);
+      this.stat.c[1]!++;
+      this.stat.c[2]! += filled.length;
     }
   }
 

@@ -7,6 +7,7 @@
  */
 import { Context, CtxState, type WakeSource } from '../core/ctx.js';
 import { DocaError } from '../core/error.js';
+import { StatKind, statRecord } from '../fabric/stats.js';
 import { ComchConnection } from './connection.js';
 import type { Side } from './layout.js';
 import { attach, type ComchConnectionRef, detach, type Registry } from './registry.js';
@@ -51,6 +52,7 @@ export abstract class ComchEndpoint extends Context implements WakeSource {
     }
     this.local = target instanceof ComchConnection ? target : undefined;
     this.local?._children.add(this);
+    this.stat = statRecord(this.ref.fabric, kind === 'consumer' ? StatKind.CONSUMER : StatKind.PRODUCER, `${kind} ${this.endpointId} on ${this.side} connection ${this.ref.id}`, this.local?._stat, this.endpointId);
   }
 
   /** @internal looks at the connection (and, for a consumer, its queue). */

@@ -20,6 +20,7 @@ import { ComchProducerSendTask } from './producer-task.js';
 import type { ComchConnectionRef } from './registry.js';
 
 const log = sdkLogSource('comch_producer');
+const NO_DATA = new Uint8Array(0);
 const copy = Buffer.prototype.copy as (this: Uint8Array, target: Uint8Array, targetStart: number) => number;
 
 interface Target {
@@ -47,6 +48,11 @@ export class ComchProducer extends ComchEndpoint {
     return new ComchProducer(connection);
   }
 
+  /** @internal `ComchMsgq.producerCreate`: a producer of immediate data only, on a MsgQ. */
+  static _createOnMsgq(ref: ComchConnectionRef): ComchProducer {
+    return new ComchProducer(ref);
+  }
+
   /** `doca_comch_producer_destroy`: only while IDLE. */
   destroy(): void {
     this.destroyContext('doca_comch_producer_destroy');
@@ -65,9 +71,9 @@ export class ComchProducer extends ComchEndpoint {
 
   /**
    * `doca_comch_producer_task_send_alloc_init`: sends `buf`'s data (and `immData`, copied into the task)
-   * to the remote consumer `consumerId`.
+   * to the remote consumer `consumerId`. On a MsgQ there is no buffer (pass undefined): immediate data only.
    */
-  taskSendAllocInit(buf: DocaBuf, immData: Uint8Array | undefined, consumerId: number): ComchProducerSendTask {
+  taskSendAllocInit(buf: DocaBuf | undefined, immData: Uint8Array | undefined, consumerId: number): ComchProducerSendTask {
     const call = 'doca_comch_producer_task_send_alloc_init';
     this.requireRunning(call);
     this._checkSend(call, buf, immData);
@@ -84,9 +90,11 @@ export class ComchProducer extends ComchEndpoint {
   }
 
   /** @internal */
-  _checkSend(call: string, buf: DocaBuf, immData: Uint8Array | undefined): void {
-    if (!buf || typeof buf.getDataLen !== 'function') throw new DocaError('INVALID_VALUE', call, 'expected a DocaBuf');
-    if (buf.getDataLen() > this.ref.caps.maxBufSize) throw new DocaError('INVALID_VALUE', call, `a ${buf.getDataLen()}-byte payload exceeds max_buf_size ${this.ref.caps.maxBufSize}`);
+  _checkSend(call: string, buf: DocaBuf | undefined, immData: Uint8Array | undefined): void {
+    if (this.ref.msgq) {
+      if (buf != null) throw new DocaError('INVALID_VALUE', call, 'a MsgQ producer sends immediate data only: send without a buffer');
+    } else if (!buf || typeof buf.getDataLen !== 'function') throw new DocaError('INVALID_VALUE', call, 'expected a DocaBuf');
+    else if (buf.getDataLen() > this.ref.caps.maxBufSize) throw new DocaError('INVALID_VALUE', call, `a ${buf.getDataLen()}-byte payload exceeds max_buf_size ${this.ref.caps.maxBufSize}`);
     const max = Math.min(MAX_IMM, this.ref.caps.maxImmDataLen);
     if (immData !== undefined && (!(immData instanceof Uint8Array) || immData.length > max)) {
       throw new DocaError('INVALID_VALUE', call, `immediate data of ${immData?.length} bytes exceeds ${max}`);
@@ -102,9 +110,12 @@ export class ComchProducer extends ComchEndpoint {
     const imm = task.getImmData();
     const immMax = this.registry.immLen(target.index);
     if (imm && imm.length > immMax) throw new DocaError('INVALID_VALUE', call, `immediate data of ${imm.length} bytes exceeds consumer ${consumerId}'s imm_data_len ${immMax}`);
-    const data = task.getBuf().getData();
+    const data = task._buf?.getData() ?? NO_DATA;
     const claim = target.queue.claim(data.length, this.entry + 1);
-    if (claim === 'empty') throw target.again;
+    if (claim === 'empty') {
+      this.stat.c[2]!++;
+      throw target.again;
+    }
     if ('tooSmall' in claim) throw new DocaError('INVALID_VALUE', call, `a ${data.length}-byte payload exceeds consumer ${consumerId}'s next posted buffer (${claim.tooSmall} bytes)`);
     if ('bad' in claim) throw this.hostile(target, consumerId, claim.bad, call);
     // Buffer#copy (one memcpy in C++) beats TypedArray#set for large payloads; set wins for small ones.
@@ -112,6 +123,8 @@ export class ComchProducer extends ComchEndpoint {
     else target.memory.u8.set(data, claim.offset);
     target.queue.fill(claim.slot, data.length, this.endpointId, imm);
     target.bell?.ring(target.bit);
+    this.stat.c[0]!++;
+    this.stat.c[1]! += data.length;
     this.completeTask(task);
   }
 

@@ -19,6 +19,13 @@ export interface ComchConnectionRef {
   readonly side: Side;
   /** The owning context's connection id, for messages. */
   readonly id: number;
+  /** The fabric directory (where a worker's endpoints publish their introspection). */
+  readonly fabric?: string;
+  /**
+   * A MsgQ's endpoint table (msgq.ts), not a connection: no peer context relays consumers (they register
+   * themselves), and endpoints carry immediate data only.
+   */
+  readonly msgq?: boolean;
   /** The device's fast-path capabilities, so a worker needs no device of its own. */
   readonly caps: {
     readonly maxNumTasks: number;

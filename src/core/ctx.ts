@@ -9,6 +9,8 @@
  * until every allocated task has been freed.
  */
 import type { BellRef } from '../fabric/doorbell.js';
+import { active as faultsActive, faultAtStart, faultAtSubmit } from '../fabric/faults.js';
+import { detachedRecord, type StatRecord } from '../fabric/stats.js';
 import { DocaError, describeValue } from './error.js';
 import { Fifo } from './fifo.js';
 import { sdkLogSource } from './log.js';
@@ -73,6 +75,8 @@ export abstract class Context {
   private stateWaiters: StateWaiter[] = [];
   private destroyed = false;
   private leakReported = false;
+  /** What observers of the fabric see of this context (fabric/stats.ts); subclasses make a real one. */
+  protected stat: StatRecord = detachedRecord();
   private readonly sourceList = new Set<WakeSource>();
   private readonly readySources = new Fifo<WakeSource>();
   /** @internal in its engine's ready list. */
@@ -96,6 +100,7 @@ export abstract class Context {
     if (this.st !== CtxState.IDLE) throw new DocaError('BAD_STATE', 'doca_ctx_start', `${this.name} is ${ctxStateName(this.st)}, not IDLE`);
     if (!this.engine) throw new DocaError('NOT_CONNECTED', 'doca_ctx_start', `${this.name} is not connected to a progress engine`);
     this.stopError = undefined;
+    if (faultsActive) faultAtStart(this.name, this); // an injected DRIVER leaves the context IDLE
     const running = this._doStart();
     this.setState(running ? CtxState.RUNNING : CtxState.STARTING);
     this.engine._signal(this); // a sleeping driver has a context to progress
@@ -132,6 +137,11 @@ export abstract class Context {
   /** `doca_ctx_set_user_data`: passed to the state callback and every task callback. */
   setUserData(value: unknown): void {
     this.userDataValue = value;
+  }
+
+  /** @internal this context's introspection record (its children hang below it). */
+  get _stat(): StatRecord {
+    return this.stat;
   }
 
   /** `doca_ctx_get_user_data`. */
@@ -384,6 +394,7 @@ export abstract class Context {
     this.engine?._detach(this);
     this.engine = undefined;
     this.destroyed = true;
+    this.stat.release();
   }
 
   get isDestroyed(): boolean {
@@ -395,6 +406,7 @@ export abstract class Context {
   /** @internal Task.submit lands here. */
   _submitTask(task: Task): void {
     this.requireRunning('doca_task_submit');
+    if (faultsActive) faultAtSubmit(this.name, task._type, this); // an injected AGAIN leaves the task untouched
     const previous = task._stateName as 'allocated' | 'completed';
     task._markSubmitted();
     this.link(task);
@@ -495,6 +507,7 @@ export abstract class Context {
   }
 
   private notifyState(prev: CtxState, next: CtxState): void {
+    this.stat.setState(next);
     for (const w of [...this.stateWaiters]) {
       if (w.target === next) w.resolve();
       else if (next === CtxState.IDLE) {

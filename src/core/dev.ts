@@ -4,6 +4,8 @@
  * memory map or an open representor still uses is refused with IN_USE.
  */
 import { type Fabric, currentFabric } from '../fabric/fabric.js';
+import { noteDevice } from '../fabric/faults.js';
+import { StatKind, type StatRecord, statRecord } from '../fabric/stats.js';
 import { Devinfo, devinfoCreateList, devinfoDestroyList, DevinfoRep, DevinfoRepFilter, ListLife, lists } from './devinfo.js';
 import { DocaError, describeValue } from './error.js';
 
@@ -69,9 +71,18 @@ const openReps = new Map<string, Opened>();
 export class Dev extends Opened {
   private readonly info: Devinfo;
 
+  /** What observers of the fabric see of it (fabric/stats.ts). */
+  private readonly stat: StatRecord;
+
   private constructor(devinfo: Devinfo, key: string) {
     super(`device ${devinfo.spec.pci}`, openDevs, key, 'doca_dev_close');
     this.info = new Devinfo(devinfo.spec, devinfo.fabric);
+    noteDevice(devinfo.spec.pci.toString(), devinfo.spec.side); // what fault plans' side and device selectors see
+    this.stat = statRecord(devinfo.fabric.dir, StatKind.DEVICE, `${devinfo.spec.pci} (${devinfo.side})`);
+  }
+
+  protected override _onClosed(): void {
+    this.stat.release();
   }
 
   /** `doca_dev_open`: opens the device, or adds a reference if this process already opened it. */

@@ -19,6 +19,8 @@ import { useFabric } from '../../fabric/fabric.js';
 
 export interface FlagSpec {
   short?: string;
+  /** A multi-letter single-dash name DOCA's argp takes (`-pf_dev`), besides `--<long>`. */
+  alias?: string;
   type: 'string' | 'boolean';
   description: string;
   default?: string | boolean;
@@ -57,7 +59,7 @@ export const VERSION = '0.1.0 (DOCA 3.0 API)';
 export function usage(spec: SampleSpec): string {
   const all = { ...spec.flags, ...COMMON };
   const rows = Object.entries(all).map(([long, f]) => {
-    const name = `${f.short ? `-${f.short}, ` : '    '}--${long}${f.type === 'string' ? ' VALUE' : ''}`;
+    const name = `${f.short ? `-${f.short}, ` : f.alias ? `-${f.alias}, ` : '    '}--${long}${f.type === 'string' ? ' VALUE' : ''}`;
     return `  ${name.padEnd(28)} ${f.description}${f.default !== undefined && f.type === 'string' ? ` (default: ${f.default})` : ''}`;
   });
   return `usage: softdpu sample ${spec.name} [flags]\n\n${spec.description}\n\n${rows.join('\n')}\n`;
@@ -74,12 +76,25 @@ function jsonFlags(path: string, known: Record<string, FlagSpec>): Record<string
   if (typeof doc !== 'object' || doc === null) throw new DocaError('INVALID_VALUE', 'sample flags', `${path} does not hold a JSON object`);
   const sections = Object.entries(doc as Record<string, unknown>).flatMap(([k, v]) => (k.startsWith('doca_') && typeof v === 'object' && v ? Object.entries(v) : [[k, v]]));
   const out: Record<string, string | boolean> = {};
+  const aliases = new Map(Object.entries(known).flatMap(([long, f]) => (f.alias ? [[f.alias, long]] : [])));
   for (const [key, value] of sections) {
-    const spec = known[key as string];
+    const long = aliases.get(key as string) ?? (key as string);
+    const spec = known[long];
     if (!spec) throw new DocaError('INVALID_VALUE', 'sample flags', `${path}: unknown flag ${JSON.stringify(key)}`);
-    out[key as string] = spec.type === 'boolean' ? Boolean(value) : String(value);
+    out[long] = spec.type === 'boolean' ? jsonBoolean(value, path, long) : jsonString(value, path, long);
   }
   return out;
+}
+
+function jsonBoolean(value: unknown, path: string, key: string): boolean {
+  if (value === true || value === 'true') return true;
+  if (value === false || value === 'false') return false;
+  throw new DocaError('INVALID_VALUE', 'sample flags', `${path}: ${key} is ${JSON.stringify(value)}, not true or false`);
+}
+
+function jsonString(value: unknown, path: string, key: string): string {
+  if (typeof value === 'string' || typeof value === 'number') return String(value);
+  throw new DocaError('INVALID_VALUE', 'sample flags', `${path}: ${key} is ${JSON.stringify(value)}, not a string or a number`);
 }
 
 /** Parses the flags, sets logging and the fabric up, runs the sample; returns the exit code. */
@@ -87,7 +102,8 @@ export async function runSample(spec: SampleSpec, argv: string[]): Promise<numbe
   const all = { ...spec.flags, ...COMMON };
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, options: Object.fromEntries(Object.entries(all).map(([k, f]) => [k, { type: f.type, ...(f.short ? { short: f.short } : {}) }])), strict: true, allowPositionals: false });
+    const aliases = new Map(Object.entries(all).flatMap(([long, f]) => (f.alias ? [[`-${f.alias}`, `--${long}`]] : [])));
+    parsed = parseArgs({ args: argv.map((a) => aliases.get(a) ?? a), options: Object.fromEntries(Object.entries(all).map(([k, f]) => [k, { type: f.type, ...(f.short ? { short: f.short } : {}) }])), strict: true, allowPositionals: false });
   } catch (err) {
     process.stderr.write(`softdpu sample ${spec.name}: ${(err as Error).message}\n\n${usage(spec)}`);
     return 2;

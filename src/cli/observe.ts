@@ -1,0 +1,249 @@
+/**
+ * What `softdpu top` and `softdpu view` show, made from the observer's snapshots (fabric/stats-reader.ts):
+ * one row per process thread and per object under it (in parent order), per-second rates from the
+ * difference of two snapshots, and the links between processes (their comch connections, with the
+ * traffic that crosses them). Any object kind is shown the same way (kind, name, state, counters); only
+ * connections get more (the process at the other end).
+ */
+import type { EventSnapshot, FabricSnapshot, ObjectSnapshot, ThreadSnapshot } from '../fabric/stats-reader.js';
+
+/** Counters that say how many there are now, not how many happened: no rate. */
+const GAUGES = new Set(['connections', 'threads', 'value', 'waiters', 'consumers', 'producers']);
+/** The names of each kind's states, by value; a kind not here shows its state as a number. */
+const CTX_STATES = ['IDLE', 'STARTING', 'RUNNING', 'STOPPING']; // core/ctx.ts CtxState
+const STATE_NAMES: Record<string, readonly string[]> = { server: CTX_STATES, client: CTX_STATES, consumer: CTX_STATES, producer: CTX_STATES };
+/** How many of the most recent events a view keeps. */
+export const MAX_EVENTS = 200;
+
+export interface ProcessRow {
+  type: 'process';
+  key: string;
+  pid: number;
+  tid: number;
+  title: string;
+  alive: boolean;
+  /** The devices its objects live on (PCI address and side), from its device objects. */
+  devices: { pci: string; side: string }[];
+}
+
+export interface ObjectRow {
+  type: 'object';
+  /** `pid/tid/slot`: stable while the object lives. */
+  key: string;
+  pid: number;
+  tid: number;
+  slot: number;
+  alive: boolean;
+  kind: string;
+  name: string;
+  /** The state in words ('RUNNING'), '' when the kind has none. */
+  state: string;
+  /** Nesting under its parent object (0: top level of its thread). */
+  depth: number;
+  id: number;
+  /** The process at the other end (connections), else 0. */
+  peer: number;
+  counters: Record<string, number>;
+  /** Per second, for counters that count what happened; absent until there are two snapshots. */
+  rates: Record<string, number>;
+}
+
+export type Row = ProcessRow | ObjectRow;
+
+/** The comch traffic between two processes, over every connection they share. */
+export interface Link {
+  key: string;
+  /** The lower and the higher pid. */
+  a: number;
+  b: number;
+  connections: number;
+  /** Messages and bytes that crossed (each counted once, by its sender). */
+  messages: number;
+  bytes: number;
+  msgRate: number;
+  byteRate: number;
+  /** False once either end is dead. */
+  alive: boolean;
+}
+
+export interface FabricView {
+  time: number;
+  dir: string;
+  rows: Row[];
+  links: Link[];
+  /** Every thread's recent events, oldest first. */
+  events: EventSnapshot[];
+  totals: { processes: number; dead: number; objects: number; connections: number; msgRate: number; byteRate: number };
+}
+
+/** The state of an object in words. */
+export function stateName(o: Pick<ObjectSnapshot, 'kind' | 'state'>): string {
+  const names = STATE_NAMES[o.kind];
+  if (names) return names[o.state] ?? `state ${o.state}`;
+  return o.state === 0 ? '' : `state ${o.state}`;
+}
+
+/** Whether a counter counts events (and so has a rate). */
+export function hasRate(counter: string): boolean {
+  return !GAUGES.has(counter);
+}
+
+/** Messages and bytes an object sent (so that each crossing counts once, by its sender). */
+function sent(o: Pick<ObjectRow, 'kind' | 'counters'>, rates?: Record<string, number>): { msgs: number; bytes: number } {
+  const c = rates ?? o.counters;
+  if (o.kind === 'connection') return { msgs: c.sent_messages ?? 0, bytes: c.sent_bytes ?? 0 };
+  if (o.kind === 'producer') return { msgs: c.sent ?? 0, bytes: c.sent_bytes ?? 0 };
+  return { msgs: 0, bytes: 0 };
+}
+
+/** Objects of a thread, each after its parent (depth-first, in slot order). */
+function inTreeOrder(objects: readonly ObjectSnapshot[]): { o: ObjectSnapshot; depth: number }[] {
+  const bySlot = new Map(objects.map((o) => [o.slot, o]));
+  const children = new Map<number, ObjectSnapshot[]>();
+  for (const o of objects) {
+    const parent = bySlot.has(o.parent) ? o.parent : -1;
+    children.set(parent, [...(children.get(parent) ?? []), o]);
+  }
+  const out: { o: ObjectSnapshot; depth: number }[] = [];
+  const visit = (parent: number, depth: number, seen: Set<number>) => {
+    for (const o of children.get(parent) ?? []) {
+      if (seen.has(o.slot)) continue; // a parent cycle (slots reused between copies): shown once
+      seen.add(o.slot);
+      out.push({ o, depth });
+      visit(o.slot, depth + 1, seen);
+    }
+  };
+  visit(-1, 0, new Set());
+  return out;
+}
+
+function deviceOf(o: ObjectSnapshot): { pci: string; side: string } | undefined {
+  const m = /^(\S+) \((dpu|host)\)$/.exec(o.name);
+  return o.kind === 'device' && m ? { pci: m[1]!, side: m[2]! } : undefined;
+}
+
+/** Turns snapshots into rows, with rates from the snapshot before. */
+export class RateTracker {
+  private last: { time: number; values: Map<string, { identity: string; counters: Record<string, number> }> } | undefined;
+
+  update(snap: FabricSnapshot): FabricView {
+    const prev = this.last;
+    const dt = prev ? (snap.time - prev.time) / 1000 : 0;
+    const values = new Map<string, { identity: string; counters: Record<string, number> }>();
+    const rows: Row[] = [];
+    const threads = [...snap.threads].sort((x, y) => x.pid - y.pid || x.tid - y.tid);
+    for (const t of threads) {
+      rows.push(processRow(t));
+      for (const { o, depth } of inTreeOrder(t.objects)) {
+        const key = `${t.pid}/${t.tid}/${o.slot}`;
+        const identity = `${o.kind}/${o.id}/${o.name}`;
+        values.set(key, { identity, counters: o.counters });
+        const before = prev?.values.get(key);
+        const rates: Record<string, number> = {};
+        if (before && before.identity === identity && dt > 0 && t.alive) {
+          for (const [name, value] of Object.entries(o.counters)) {
+            const was = before.counters[name];
+            if (hasRate(name) && was !== undefined) rates[name] = Math.max(0, (value - was) / dt);
+          }
+        }
+        rows.push({ type: 'object', key, pid: t.pid, tid: t.tid, slot: o.slot, alive: t.alive, kind: o.kind, name: o.name, state: stateName(o), depth, id: o.id, peer: o.peer, counters: o.counters, rates });
+      }
+    }
+    this.last = { time: snap.time, values };
+    const objects = rows.filter((r): r is ObjectRow => r.type === 'object');
+    const links = linksOf(objects, threads);
+    const events = threads
+      .flatMap((t) => t.events)
+      .sort((x, y) => x.time - y.time)
+      .slice(-MAX_EVENTS);
+    return {
+      time: snap.time,
+      dir: snap.dir,
+      rows,
+      links,
+      events,
+      totals: {
+        processes: new Set(threads.map((t) => t.pid)).size,
+        dead: new Set(threads.filter((t) => !t.alive).map((t) => t.pid)).size,
+        objects: objects.length,
+        connections: links.reduce((n, l) => n + l.connections, 0),
+        msgRate: links.reduce((n, l) => n + l.msgRate, 0),
+        byteRate: links.reduce((n, l) => n + l.byteRate, 0),
+      },
+    };
+  }
+}
+
+function processRow(t: ThreadSnapshot): ProcessRow {
+  const devices = t.objects.flatMap((o) => deviceOf(o) ?? []);
+  return { type: 'process', key: `${t.pid}/${t.tid}`, pid: t.pid, tid: t.tid, title: t.title, alive: t.alive, devices };
+}
+
+/** Connections grouped by the pair of processes they join; fast-path producers count with their connection. */
+function linksOf(objects: readonly ObjectRow[], threads: readonly ThreadSnapshot[]): Link[] {
+  const alive = new Map<number, boolean>();
+  for (const t of threads) alive.set(t.pid, (alive.get(t.pid) ?? false) || t.alive);
+  const byKey = new Map(objects.map((o) => [o.key, o]));
+  const parentOf = new Map<string, string>();
+  for (const t of threads) for (const o of t.objects) if (o.parent >= 0) parentOf.set(`${t.pid}/${t.tid}/${o.slot}`, `${t.pid}/${t.tid}/${o.parent}`);
+  const links = new Map<string, Link>();
+  const linkOf = (conn: ObjectRow): Link => {
+    const [a, b] = conn.pid < conn.peer ? [conn.pid, conn.peer] : [conn.peer, conn.pid];
+    const key = `${a}-${b}`;
+    let l = links.get(key);
+    if (!l) {
+      l = { key, a, b, connections: 0, messages: 0, bytes: 0, msgRate: 0, byteRate: 0, alive: (alive.get(a) ?? false) && (alive.get(b) ?? false) };
+      links.set(key, l);
+    }
+    return l;
+  };
+  for (const o of objects) {
+    let conn: ObjectRow | undefined = o;
+    while (conn && conn.kind !== 'connection') conn = byKey.get(parentOf.get(conn.key) ?? '');
+    if (!conn || conn.peer <= 0) continue;
+    const l = linkOf(conn);
+    if (o === conn) l.connections++;
+    const total = sent(o);
+    const rate = sent(o, o.rates);
+    l.messages += total.msgs;
+    l.bytes += total.bytes;
+    l.msgRate += rate.msgs;
+    l.byteRate += rate.bytes;
+  }
+  // Each connection has a record at both ends: count pairs, not records.
+  for (const l of links.values()) l.connections = Math.ceil(l.connections / 2);
+  return [...links.values()].sort((x, y) => x.a - y.a || x.b - y.b);
+}
+
+/** 1234567 -> '1.23M'; small numbers as they are. */
+export function si(n: number): string {
+  const abs = Math.abs(n);
+  if (abs < 1000) return Number.isInteger(n) ? String(n) : n.toFixed(abs < 10 ? 1 : 0);
+  const units = ['k', 'M', 'G', 'T'];
+  let v = n;
+  let u = -1;
+  while (Math.abs(v) >= 1000 && u < units.length - 1) {
+    v /= 1000;
+    u++;
+  }
+  return `${v.toFixed(Math.abs(v) < 10 ? 2 : Math.abs(v) < 100 ? 1 : 0)}${units[u]}`;
+}
+
+/** 1536 -> '1.5 KiB'. */
+export function bytes(n: number): string {
+  if (n < 1024) return `${Math.round(n)} B`;
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  let v = n / 1024;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return `${v.toFixed(v < 10 ? 1 : 0)} ${units[u]}`;
+}
+
+/** A counter's value as a person reads it: bytes as bytes, the rest in SI. */
+export function counterText(name: string, value: number): string {
+  return name.endsWith('bytes') ? bytes(value) : si(value);
+}
+

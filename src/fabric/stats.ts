@@ -1,0 +1,225 @@
+/**
+ * Introspection: what each thread of each process holds on a fabric, published in shared memory that
+ * observers (`softdpu top`, `softdpu view`) read without locks and without stopping anyone. The owner
+ * writes with plain stores on the paths it already takes: a connection's message counters *are* its
+ * record's counters, so publishing costs nothing an unobserved program would not pay.
+ *
+ * One stats segment per thread and fabric, announced by a file in the fabric directory
+ * (`stats.<pid>-<start>.<tid>`, holding the segment descriptor), swept with its owner like any entry.
+ *
+ *   64    u32 magic 'STAT'  68 u32 version  72 u32 slots  76 u32 events  80 u32 pid  84 u32 tid
+ *   88    f64 process start  96 i32 event count (total written)  100 u32 reserved
+ *   128   title: 64 bytes of UTF-8 (the process's argv, shortened)
+ *   192   events x 64 bytes: f64 time (ms since the epoch), u32 kind, u32 slot, 48 bytes UTF-8 text
+ *   ...   slots x 256 bytes:
+ *           +0 i32 generation (odd while the owner rewrites the slot's identity)   +4 u32 kind (0 free)
+ *           +8 u32 parent slot + 1 (0: none)   +12 i32 state   +16 f64 id   +24 f64 peer pid
+ *           +32 name: 64 bytes UTF-8   +96 f64 counters x 20
+ *
+ * Readers check the magic, version and sizes, copy a slot, and keep it only if its generation was even
+ * and unchanged across the copy (a seqlock: the owner never waits). docs/protocol.md#introspection.
+ */
+import { renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { selfThread } from './liveness.js';
+import { entryName } from './names.js';
+import { Segment, SEGMENT_HEADER_SIZE } from './segment.js';
+
+export const STATS_MAGIC = 0x54415453; // 'STAT'
+export const STATS_VERSION = 1;
+export const STATS_SLOTS = 256;
+export const STATS_EVENTS = 64;
+export const SLOT_SIZE = 256;
+export const EVENT_SIZE = 64;
+export const OFF_TITLE = 128;
+export const OFF_EVENTS = 192;
+export const OFF_SLOTS = OFF_EVENTS + STATS_EVENTS * EVENT_SIZE;
+export const COUNTERS = 20;
+export const NAME_BYTES = 64;
+
+/** What a slot describes. */
+export const StatKind = {
+  DEVICE: 1,
+  SERVER: 2,
+  CLIENT: 3,
+  CONNECTION: 4,
+  CONSUMER: 5,
+  PRODUCER: 6,
+  SYNC_EVENT: 7,
+  DPA: 8,
+  DPA_THREAD: 9,
+  MSGQ: 10,
+  FAULT: 11,
+} as const;
+export type StatKind = (typeof StatKind)[keyof typeof StatKind];
+
+/** The counters of each kind, by index (readers name them with this). */
+export const COUNTER_NAMES: Record<number, readonly string[]> = {
+  [StatKind.SERVER]: ['connections', 'accepted', 'refused'],
+  [StatKind.CLIENT]: ['connections'],
+  [StatKind.CONNECTION]: ['sent_messages', 'sent_bytes', 'recv_messages', 'recv_bytes'],
+  [StatKind.CONSUMER]: ['posted', 'received', 'received_bytes', 'failed'],
+  [StatKind.PRODUCER]: ['sent', 'sent_bytes', 'again', 'failed'],
+  [StatKind.SYNC_EVENT]: ['value', 'waiters', 'updates'],
+  [StatKind.DPA]: ['threads', 'kernels', 'rpcs'],
+  [StatKind.DPA_THREAD]: ['activations'],
+  [StatKind.MSGQ]: ['consumers', 'producers'],
+  [StatKind.FAULT]: ['injected'],
+  [StatKind.DEVICE]: [],
+};
+
+/** Event kinds in the event ring. */
+export const StatEvent = { CONNECT: 1, DISCONNECT: 2, CONSUMER_NEW: 3, CONSUMER_EXPIRED: 4, ERROR: 5, FAULT: 6, STATE: 7 } as const;
+
+const encoder = new TextEncoder();
+
+/** The owner's handle on one slot. `c` are its counters: write them with plain stores. */
+export class StatRecord {
+  readonly c: Float64Array;
+
+  constructor(
+    private readonly stats: StatsWriter | undefined,
+    readonly slot: number,
+    counters: Float64Array,
+  ) {
+    this.c = counters;
+  }
+
+  setState(state: number): void {
+    if (this.stats) Atomics.store(this.stats.i32, (this.base + 12) / 4, state);
+  }
+
+  /** The process at the other end (a connection's peer). */
+  setPeer(pid: number): void {
+    this.stats?.setPeer(this.slot, pid);
+  }
+
+  /** Appends an event about this object to its thread's event ring. */
+  event(kind: number, text: string): void {
+    this.stats?.event(kind, this.slot, text);
+  }
+
+  /** The slot is free again (the object is gone). */
+  release(): void {
+    this.stats?.free(this.slot);
+  }
+
+  private get base(): number {
+    return OFF_SLOTS + this.slot * SLOT_SIZE;
+  }
+}
+
+/** A record nobody publishes (no fabric, or the slots ran out): same API, private counters. */
+export function detachedRecord(): StatRecord {
+  return new StatRecord(undefined, -1, new Float64Array(COUNTERS));
+}
+
+/** This thread's stats segment on one fabric. */
+export class StatsWriter {
+  readonly segment: Segment;
+  readonly i32: Int32Array;
+  private readonly view: DataView;
+  private readonly u8: Uint8Array;
+  private readonly freeSlots: number[] = [];
+  private nextSlot = 0;
+
+  constructor(dir: string) {
+    this.segment = Segment.create('stats', OFF_SLOTS - SEGMENT_HEADER_SIZE + STATS_SLOTS * SLOT_SIZE);
+    this.i32 = this.segment.i32;
+    this.u8 = this.segment.u8;
+    this.view = new DataView(this.u8.buffer);
+    const v = this.view;
+    v.setUint32(68, STATS_VERSION, true);
+    v.setUint32(72, STATS_SLOTS, true);
+    v.setUint32(76, STATS_EVENTS, true);
+    v.setUint32(80, selfThread.pid, true);
+    v.setUint32(84, selfThread.tid, true);
+    v.setFloat64(88, selfThread.start, true);
+    this.writeText(OFF_TITLE, NAME_BYTES, process.argv.slice(1).map((a) => a.split('/').pop()).join(' '));
+    Atomics.store(this.i32, 64 / 4, STATS_MAGIC);
+    const d = this.segment.descriptor;
+    const file = join(dir, entryName('stats', String(selfThread.tid)));
+    const body = JSON.stringify({ pid: d.pid, start: d.start, fd: d.fd, size: d.size, token: Buffer.from(d.token).toString('hex'), tid: selfThread.tid });
+    writeFileSync(`${file}.tmp`, body, { mode: 0o600 });
+    renameSync(`${file}.tmp`, file);
+    // A process that ends normally takes its entry with it; one that is killed leaves it to the sweep.
+    process.once('exit', () => {
+      try {
+        unlinkSync(file);
+      } catch {
+        // swept already
+      }
+    });
+  }
+
+  /** A new slot of `kind` named `name` (under `parent`); a detached record when all slots are in use. */
+  record(kind: StatKind, name: string, parent?: StatRecord, id = 0): StatRecord {
+    const slot = this.freeSlots.pop() ?? (this.nextSlot < STATS_SLOTS ? this.nextSlot++ : -1);
+    if (slot < 0) return detachedRecord();
+    const base = OFF_SLOTS + slot * SLOT_SIZE;
+    const gen = base / 4;
+    Atomics.add(this.i32, gen, 1); // odd: being rewritten
+    this.view.setUint32(base + 4, kind, true);
+    this.view.setUint32(base + 8, parent && parent.slot >= 0 ? parent.slot + 1 : 0, true);
+    this.view.setInt32(base + 12, 0, true);
+    this.view.setFloat64(base + 16, id, true);
+    this.view.setFloat64(base + 24, 0, true);
+    this.writeText(base + 32, NAME_BYTES, name);
+    const counters = new Float64Array(this.u8.buffer, base + 96, COUNTERS);
+    counters.fill(0);
+    Atomics.add(this.i32, gen, 1); // even: stable
+    return new StatRecord(this, slot, counters);
+  }
+
+  /** @internal `StatRecord.setPeer`. */
+  setPeer(slot: number, pid: number): void {
+    if (slot >= 0 && !this.segment.closed) this.view.setFloat64(OFF_SLOTS + slot * SLOT_SIZE + 24, pid, true);
+  }
+
+  free(slot: number): void {
+    if (slot < 0 || this.segment.closed) return;
+    const base = OFF_SLOTS + slot * SLOT_SIZE;
+    Atomics.add(this.i32, base / 4, 1);
+    this.view.setUint32(base + 4, 0, true);
+    Atomics.add(this.i32, base / 4, 1);
+    this.freeSlots.push(slot);
+  }
+
+  event(kind: number, slot: number, text: string): void {
+    const n = Atomics.load(this.i32, 96 / 4);
+    const at = OFF_EVENTS + (n % STATS_EVENTS) * EVENT_SIZE;
+    this.view.setFloat64(at, Date.now(), true);
+    this.view.setUint32(at + 8, kind, true);
+    this.view.setInt32(at + 12, slot, true);
+    this.writeText(at + 16, EVENT_SIZE - 16, text);
+    Atomics.store(this.i32, 96 / 4, n + 1);
+  }
+
+  private writeText(at: number, size: number, text: string): void {
+    const bytes = encoder.encode(text).subarray(0, size - 1);
+    this.u8.fill(0, at, at + size);
+    this.u8.set(bytes, at);
+  }
+}
+
+const writers = new Map<string, StatsWriter>();
+
+/** This thread's stats on the fabric in `dir` (made on first use). */
+export function statsFor(dir: string): StatsWriter | undefined {
+  let w = writers.get(dir);
+  if (!w) {
+    try {
+      w = new StatsWriter(dir);
+    } catch {
+      return undefined; // introspection is never worth failing a program for
+    }
+    writers.set(dir, w);
+  }
+  return w;
+}
+
+/** A record for an object of the fabric in `dir`. */
+export function statRecord(dir: string | undefined, kind: StatKind, name: string, parent?: StatRecord, id = 0): StatRecord {
+  const w = dir === undefined ? undefined : statsFor(dir);
+  return w ? w.record(kind, name, parent, id) : detachedRecord();
+}

@@ -1,0 +1,174 @@
+/**
+ * `softdpu view` in a real browser (Chromium, driven by playwright-core): on a fabric of two servers
+ * and two clients (real processes) with live traffic, the page shows the connections, in the drawing
+ * and the table, with counters that rise; it agrees with `softdpu top --once --json`; a client killed
+ * with SIGKILL shows as a disconnect and a dead process, and disappears after `softdpu fabric clean`.
+ * The page is saved as test-artifacts/view-live.png (with traffic) and test-artifacts/view.png (after the kill).
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { Page } from 'playwright-core';
+import type { FabricSnapshot } from '../src/fabric/stats-reader.js';
+import { openPage, pageProblems, screenshot } from './helpers/browser.js';
+import { type Child, cliPath, runCli, spawnChild } from './helpers/child.js';
+import { tempFabricDir } from './helpers/fabric.js';
+
+interface Seen {
+  key: string;
+  kind: string;
+  name: string;
+  alive: boolean;
+  counters: Record<string, number>;
+}
+
+/** What `softdpu top --once --json` lists, as rows keyed like the page's. */
+function rowsOfSnapshot(snap: FabricSnapshot): Seen[] {
+  return snap.threads
+    .flatMap((t) => [
+      { key: `${t.pid}/${t.tid}`, kind: 'process', name: t.title, alive: t.alive, counters: {} },
+      ...t.objects.map((o) => ({ key: `${t.pid}/${t.tid}/${o.slot}`, kind: o.kind, name: o.name, alive: t.alive, counters: o.counters })),
+    ])
+    .sort((a, b) => a.key.localeCompare(b.key));
+}
+
+// In-page code is written as strings: the project compiles without the DOM's types.
+
+/** What the page's table shows. */
+function rowsOfPage(page: Page): Promise<Seen[]> {
+  return page.evaluate(`[...document.querySelectorAll('#objects tbody tr[data-key]')]
+    .map((tr) => ({
+      key: tr.dataset.key,
+      kind: tr.dataset.kind,
+      name: tr.children[2].getAttribute('title') ?? '',
+      alive: tr.dataset.alive === 'true',
+      counters: Object.fromEntries([...tr.querySelectorAll('.counter')].map((c) => [c.dataset.counter, Number(c.dataset.value)])),
+    }))
+    .sort((a, b) => a.key.localeCompare(b.key))`);
+}
+
+/** Waits until `expression` (evaluated in the page) is true. */
+async function until(page: Page, expression: string, timeoutMs = 5_000): Promise<void> {
+  await page.waitForFunction(expression, undefined, { timeout: timeoutMs, polling: 50 });
+}
+
+/** In-page expression: the value of `counter` on the connection row of process `pid`. */
+const counterOf = (pid: number, counter: string) =>
+  `Number(document.querySelector('#objects tr[data-kind="connection"][data-pid="${pid}"] .counter[data-counter="${counter}"]')?.dataset.value)`;
+
+async function topJson(t: Parameters<typeof runCli>[0], dir: string): Promise<FabricSnapshot> {
+  const { exit, stdout, stderr } = await runCli(t, ['top', '--once', '--json', '--fabric', dir]);
+  assert.equal(exit.code, 0, stderr);
+  return JSON.parse(stdout) as FabricSnapshot;
+}
+
+test('softdpu view in Chromium: connections, rising counters, the state of top --once --json, a disconnect, the sweep', { timeout: 50_000 }, async (t) => {
+  const dir = tempFabricDir(t);
+  const env = { SOFTDPU_FABRIC: dir };
+  const servers = ['b1:00.0', 'b1:00.2'].map((rep) => spawnChild(t, 'comch-server', [JSON.stringify({ name: 'view', rep })], { env }));
+  await Promise.all(servers.map((s) => s.waitFor(/^started DOCA_SUCCESS/)));
+  const clients = ['b1:00.0', 'b1:00.2'].map((dev) => spawnChild(t, 'comch-client', [JSON.stringify({ name: 'view', dev })], { env }));
+  await Promise.all(clients.map((c) => c.waitFor(/^c0 state STARTING->RUNNING/)));
+  const [killed, kept] = clients as [Child, Child];
+  const [serverA, serverB] = servers as [Child, Child];
+
+  const viewer = spawnChild(t, 'view', ['view', '--fabric', dir, '--port', '0', '--interval', '250'], { script: cliPath });
+  const url = (await viewer.waitFor(/^softdpu view: (http:\/\/127\.0\.0\.1:\d+\/)/))[1]!;
+  const page = await openPage(t);
+  await page.goto(url);
+
+  await t.test('the connections appear: both ends in the table, one line per pair in the drawing', async () => {
+    await page.waitForSelector('#status.live', { timeout: 10_000 });
+    await until(page, `document.querySelectorAll('#objects tr[data-kind="connection"]').length === 4`, 10_000);
+    for (const [server, client] of [[serverA, killed], [serverB, kept]] as const) {
+      await page.waitForSelector(`#drawing g.link[data-link="${Math.min(server.pid, client.pid)}-${Math.max(server.pid, client.pid)}"]`, { timeout: 5_000 });
+      assert.ok(await page.$(`#drawing g.chip[data-pid="${server.pid}"]`), `a chip for server ${server.pid}`);
+      assert.ok(await page.$(`#drawing g.chip[data-pid="${client.pid}"]`), `a chip for client ${client.pid}`);
+    }
+    const peer = await page.$eval(`#objects tr[data-kind="connection"][data-pid="${killed.pid}"] .peer`, (el) => el.textContent ?? '');
+    assert.match(peer, new RegExp(`↔ ${serverA.pid}\\b`));
+  });
+
+  await t.test('counters rise with the traffic, and the busy link is drawn wider', async (t) => {
+    killed.send('burst 0 300 a');
+    await killed.waitFor(/^c0 sent a299$/);
+    await until(page, `${counterOf(killed.pid, 'sent_messages')} >= 300`);
+    const first = (await page.evaluate(counterOf(killed.pid, 'sent_messages'))) as number;
+    serverA.send('burst * 200 b');
+    killed.send('burst 0 500 c');
+    await killed.waitFor(/^c0 sent c499$/);
+    await until(page, `${counterOf(killed.pid, 'sent_messages')} >= ${first + 500}`);
+    assert.equal(await page.evaluate(counterOf(killed.pid, 'sent_messages')), first + 500);
+    await until(page, `${counterOf(killed.pid, 'recv_messages')} >= 200`);
+    // Sustained traffic on the other pair: its line widens (rate > 0) and the charts get points.
+    const link = `${Math.min(serverB.pid, kept.pid)}-${Math.max(serverB.pid, kept.pid)}`;
+    const pump = setInterval(() => kept.send('burst 0 200 p'), 100);
+    try {
+      await until(page, `Number(document.querySelector('#drawing g.link[data-link="${link}"] path')?.getAttribute('stroke-width')) > 3`, 10_000);
+      await until(page, `window.softdpu.history.filter((p) => (p.links['${link}']?.[0] ?? 0) > 0).length >= 6`, 10_000);
+      t.diagnostic(`screenshot with traffic: ${await screenshot(page, 'view-live.png')}`);
+    } finally {
+      clearInterval(pump);
+    }
+    assert.ok(await page.$('#chart-msg .uplot'), 'the messages chart is drawn');
+  });
+
+  await t.test('the page shows what softdpu top --once --json lists, counter for counter', async (t) => {
+    // Let the traffic drain: after it, the two observers must agree exactly.
+    kept.send('send 0 last');
+    await serverB.waitFor(/ last$/);
+    let top: Seen[] = [];
+    let shown: Seen[] = [];
+    for (let i = 0; i < 20; i++) {
+      top = rowsOfSnapshot(await topJson(t, dir));
+      await page.waitForTimeout(300); // a fresh frame of the page, taken after top's snapshot
+      shown = await rowsOfPage(page);
+      if (JSON.stringify(top) === JSON.stringify(shown)) break;
+    }
+    assert.deepEqual(shown, top);
+    assert.deepEqual(
+      [...new Set(top.map((r) => Number(r.key.split('/')[0])))].sort(),
+      [...servers, ...clients].map((c) => c.pid).sort(),
+      'every process of the fabric, and only them',
+    );
+  });
+
+  await t.test('the fault controls add a fault to the fabric\'s plan (softdpu fault list sees it) and clear it', async (t) => {
+    await page.selectOption('#fault-form select[name="kind"]', 'again');
+    await page.fill('#fault-form input[name="fields"]', '{"match": {"pid": 1}, "count": 1}');
+    await page.click('#fault-form button[type="submit"]');
+    await until(page, `document.querySelector('#fault-result').textContent.startsWith('added ')`).catch(async (err: Error) => assert.fail(`${err.message}; the page says: ${await page.textContent('#fault-result')}`));
+    const id = ((await page.textContent('#fault-result')) ?? '').replace('added ', '');
+    await page.waitForSelector(`#faults tr[data-fault="${id}"]`, { timeout: 5_000 });
+    const listed = JSON.parse((await runCli(t, ['fault', 'list', '--json', '--fabric', dir])).stdout) as { faults: { id: string; kind: string; match: unknown }[] };
+    assert.deepEqual(listed.faults.map((f) => [f.id, f.kind, f.match]), [[id, 'again', { pid: 1 }]]);
+    await page.fill('#fault-form input[name="fields"]', '{"match": ');
+    await page.click('#fault-form button[type="submit"]');
+    await until(page, `document.querySelector('#fault-result').classList.contains('error')`);
+    await page.click(`#faults tr[data-fault="${id}"] button`);
+    await until(page, `!document.querySelector('#faults tr[data-fault="${id}"]')`);
+    assert.deepEqual((JSON.parse((await runCli(t, ['fault', 'list', '--json', '--fabric', dir])).stdout) as { faults: unknown[] }).faults, []);
+  });
+
+  await t.test('a client killed with SIGKILL: a disconnect event, its process marked dead, then gone after the sweep', async (t) => {
+    killed.kill('SIGKILL');
+    await killed.exited;
+    await page.waitForSelector(`#events li[data-kind="disconnect"][data-pid="${serverA.pid}"]`, { timeout: 10_000 });
+    await page.waitForSelector(`#objects tr.process[data-pid="${killed.pid}"][data-alive="false"]`, { timeout: 5_000 });
+    await page.waitForSelector(`#drawing g.chip.dead[data-pid="${killed.pid}"]`, { timeout: 5_000 });
+    assert.equal(await page.$(`#objects tr[data-kind="connection"][data-pid="${serverA.pid}"]`), null, "the server's end of the connection is gone");
+    const top = await topJson(t, dir);
+    assert.deepEqual(top.threads.filter((th) => th.pid === killed.pid).map((th) => th.alive), [false], 'top lists it, dead');
+    const path = await screenshot(page, 'view.png');
+    t.diagnostic(`screenshot: ${path}`);
+    process.stdout.write(`# softdpu view screenshot: ${path}\n`);
+
+    const clean = await runCli(t, ['fabric', 'clean', '--fabric', dir]);
+    assert.equal(clean.exit.code, 0, clean.stderr);
+    assert.match(clean.stdout, new RegExp(`removed stats\\.${killed.pid}-`));
+    await until(page, `!document.querySelector('#objects tr[data-pid="${killed.pid}"]') && !document.querySelector('#drawing g.chip[data-pid="${killed.pid}"]')`);
+    const after = await topJson(t, dir);
+    assert.deepEqual(after.threads.filter((th) => th.pid === killed.pid), [], 'top no longer lists it');
+  });
+
+  assert.deepEqual(pageProblems(page), [], 'the page ran without errors');
+});
