@@ -139,13 +139,16 @@ export interface NodeProcess {
   done: Promise<string>;
   /** Kills it (a peer failed, so it would wait forever). */
   kill(): void;
+  readonly pid: number;
+  /** Writes to its stdin (the peers that take commands read them there). */
+  send(text: string): void;
 }
 
 /** Starts `dist/bench/<name>.js` (on `cpu` when given and pinning works). */
 export function startNode(name: string, args: string[], cpu?: number, env: Record<string, string> = {}): NodeProcess {
   const script = [process.execPath, join(root, 'dist', 'bench', `${name}.js`), ...args];
   const [cmd, ...argv] = cpu !== undefined && canPin ? ['taskset', '-c', String(cpu), ...script] : script;
-  const child = spawn(cmd!, argv, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+  const child = spawn(cmd!, argv, { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   let out = '';
   let markReady!: () => void;
   const ready = new Promise<void>((resolve) => (markReady = resolve));
@@ -164,7 +167,7 @@ export function startNode(name: string, args: string[], cpu?: number, env: Recor
       else reject(new Error(`bench process ${name} ${args.join(' ')} exited with ${code ?? signal}`));
     }),
   );
-  return { ready, done, kill: () => child.kill('SIGKILL') };
+  return { ready, done, kill: () => child.kill('SIGKILL'), pid: child.pid!, send: (text) => child.stdin.write(text) };
 }
 
 /** Runs `dist/bench/<name>.js` to completion and resolves with its output. */
