@@ -104,6 +104,12 @@ test('bad blobs are refused: truncated, corrupted, wrong kind, another fabric, f
   const outside = new Uint8Array(blob);
   new DataView(outside.buffer).setFloat64(24 + 48, 1 << 30, true); // length
   refused(reseal(outside), 'DOCA_ERROR_INVALID_VALUE', /outside its/);
+  // A genuine segment of the exporter, with its real token, but not memory: the export table the
+  // trailer names (payload 60 + 8). Mapped as the map's memory, an importer could revive revoked exports.
+  const tableAsMemory = new Uint8Array(blob);
+  tableAsMemory.set(blob.subarray(24 + 68, 24 + 68 + 40), 24 + 0);
+  tableAsMemory.set([0, 0, 0, 0, 0, 0, 0, 0], 24 + 40); // offset 0, so the length check cannot refuse it first
+  refused(reseal(tableAsMemory), 'DOCA_ERROR_INVALID_VALUE', /is a "exports" segment, not "mem"/);
   map.destroy();
   dev.close();
   refused(blob, 'DOCA_ERROR_NOT_FOUND', /stale/);

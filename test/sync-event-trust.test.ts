@@ -42,7 +42,7 @@ const mappings = () => readFileSync('/proc/self/maps', 'utf8').split('\n').filte
 
 test('a blob whose valid token names a smaller segment as the control block is refused with INVALID_VALUE, mapping nothing', (t) => {
   const { host, blob } = exported(t);
-  const small = Segment.create('test', 64);
+  const small = Segment.create('syncevent', 64); // the right kind, so the size check is what refuses it
   t.after(() => small.close());
   const forged = new Uint8Array(blob);
   encodeDescriptor(small.descriptor, new DataView(forged.buffer), 24); // the payload starts with the control descriptor
@@ -50,6 +50,18 @@ test('a blob whose valid token names a smaller segment as the control block is r
   const before = mappings();
   assert.throws(() => SyncEvent.createFromExport(host, forged), code('DOCA_ERROR_INVALID_VALUE', /is not a sync event control block/));
   assert.equal(mappings(), before, 'both mappings were released');
+});
+
+test('a blob naming a genuine segment of another kind as the control block is refused with INVALID_VALUE, mapping nothing', (t) => {
+  const { host, blob } = exported(t);
+  const other = Segment.create('mem', 4096);
+  t.after(() => other.close());
+  const forged = new Uint8Array(blob);
+  encodeDescriptor(other.descriptor, new DataView(forged.buffer), 24);
+  new DataView(forged.buffer).setUint32(12, crc32(forged.subarray(16)), true);
+  const before = mappings();
+  assert.throws(() => SyncEvent.createFromExport(host, forged), code('DOCA_ERROR_INVALID_VALUE', /is a "mem" segment, not "syncevent"/));
+  assert.equal(mappings(), before, 'nothing stays mapped');
 });
 
 test('a blob with a valid control block but an impossible value descriptor is refused with INVALID_VALUE, mapping nothing', (t) => {

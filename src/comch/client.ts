@@ -189,7 +189,7 @@ export class ComchClient extends ComchCtx {
       if (!isAlive({ pid: w.pid, start: w.start }) || w.msgSize > this.maxMsgSize || w.s2cSlots !== this.recvQueueSize) {
         throw new DocaError('CONNECTION_ABORTED', 'comch client', 'the server answered with a connection this client did not ask for');
       }
-      segment = Segment.open(w.segment, 'comch client');
+      segment = Segment.open(w.segment, 'comch client', ['conn']);
       layout = readLayout(segment);
       if (!layout || layout.msgSize !== w.msgSize || layout.c2sSlots !== w.c2sSlots || layout.s2cSlots !== w.s2cSlots) {
         segment.close();

@@ -163,8 +163,13 @@ export class ComchProducer extends ComchEndpoint {
     if (index < 0 || r.side(index) === this.side || (state !== CONSUMER.ANNOUNCED && state !== CONSUMER.REGISTERED)) {
       throw new DocaError('NOT_CONNECTED', call, `there is no live consumer ${id} on the other side of connection ${this.ref.id}`);
     }
-    const queueSegment = Segment.open(r.queue(index), call);
-    const memory = this.memory(r.memory(index), call);
+    // Both descriptors are the peer's word: the queue must be a consumer queue, and the memory the
+    // consumer's own (same owner): a genuine segment of another kind or owner is never written.
+    const queueDescriptor = r.queue(index);
+    const memoryDescriptor = r.memory(index);
+    if (memoryDescriptor.pid !== queueDescriptor.pid) throw new DocaError('CONNECTION_ABORTED', call, `consumer ${id} names memory of pid ${memoryDescriptor.pid} for a queue of pid ${queueDescriptor.pid}`);
+    const queueSegment = Segment.open(queueDescriptor, call, ['consumer']);
+    const memory = this.memory(memoryDescriptor, call, descriptorKey(memoryDescriptor) === descriptorKey(queueDescriptor) ? ['consumer'] : ['mem']);
     let queue: QueueView;
     try {
       queue = new QueueView(queueSegment, memory.size);
@@ -206,11 +211,11 @@ export class ComchProducer extends ComchEndpoint {
     if (target.bell) releaseRemoteBell(target.bell);
   }
 
-  private memory(d: SegmentDescriptor, call: string): Segment {
+  private memory(d: SegmentDescriptor, call: string, kinds: readonly string[]): Segment {
     const key = descriptorKey(d);
     let seg = this.memories.get(key);
     if (!seg || seg.closed) {
-      seg = Segment.open(d, call);
+      seg = Segment.open(d, call, kinds);
       this.memories.set(key, seg);
     }
     return seg;

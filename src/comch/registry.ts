@@ -278,7 +278,7 @@ export function attach(ref: ComchConnectionRef, call: string): Registry {
   }
   let segment: Segment;
   try {
-    segment = Segment.open(ref.segment, call);
+    segment = Segment.open(ref.segment, call, ['conn']);
   } catch (err) {
     throw new DocaError('BAD_STATE', call, `connection ${ref.id} is not established (${(err as Error).message})`);
   }

@@ -124,7 +124,7 @@ export class DpaMapReader {
     const known = this.opened.get(parts.index);
     if (known?.generation === generation) return known.map;
     if (known) known.segment.close();
-    const segment = Segment.open(decodeDescriptor(this.view, base + E.MEMORY, call), call);
+    const segment = Segment.open(decodeDescriptor(this.view, base + E.MEMORY, call), call, ['mem']);
     const offset = this.view.getFloat64(base + E.OFFSET, true);
     const length = this.view.getFloat64(base + E.LENGTH, true);
     if (!Number.isInteger(offset) || !Number.isInteger(length) || offset < SEGMENT_HEADER_SIZE || length < 1 || offset + length > segment.size) {

@@ -96,7 +96,7 @@ export class Mmap {
     if (!mmapCapIsCreateFromExportPciSupported(info)) throw new DocaError('NOT_SUPPORTED', call, `${info.spec.pci} cannot create maps from a PCI export`);
     const r = new BlobReader(blob, BlobKind.MMAP_PCI, dev.fabric.id, call, PAYLOAD_SIZE);
     const slot = readPciTrailer(r, P_TRAILER, info, call, 'map');
-    const segment = Segment.open(r.descriptor(P_SEGMENT), call);
+    const segment = Segment.open(r.descriptor(P_SEGMENT), call, ['mem']);
     const offset = r.view.getFloat64(P_OFFSET, true);
     const length = r.view.getFloat64(P_LENGTH, true);
     if (!Number.isInteger(offset) || !Number.isInteger(length) || length < 1 || offset < SEGMENT_HEADER_SIZE || offset + length > segment.size) {

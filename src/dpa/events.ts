@@ -64,11 +64,11 @@ export class DpaEvents {
   private map(index: number, generation: number, call: string): Opened {
     const base = this.dpa.layout.object(index);
     const v = this.dpa.view;
-    const control = Segment.open(decodeDescriptor(v, base + SYNC_EVENT.CONTROL, call), call);
+    const control = Segment.open(decodeDescriptor(v, base + SYNC_EVENT.CONTROL, call), call, ['syncevent']);
     let value: Segment = control;
     try {
       const vd = decodeDescriptor(v, base + SYNC_EVENT.VALUE, call);
-      if (vd.pid !== control.descriptor.pid || vd.fd !== control.descriptor.fd) value = Segment.open(vd, call);
+      if (vd.pid !== control.descriptor.pid || vd.fd !== control.descriptor.fd) value = Segment.open(vd, call, ['mem']);
       const offset = v.getFloat64(base + SYNC_EVENT.VALUE_OFFSET, true);
       if (!Number.isInteger(offset) || offset % 8 !== 0 || offset < 64 || offset + 8 > value.size) {
         throw new DocaError('INVALID_VALUE', call, `the event's counter offset ${offset} does not fit its ${value.size}-byte segment`);

@@ -247,7 +247,7 @@ export function openRemoteBell(ref: BellRef, call: string): RemoteBell {
   if (bell && !bell.segment.closed) {
     bell.refs++;
   } else {
-    const segment = Segment.open(ref.segment, call);
+    const segment = Segment.open(ref.segment, call, ['bell']);
     try {
       const v = new DataView(segment.u8.buffer);
       const capacity = v.getUint32(OFF_CAPACITY, true);

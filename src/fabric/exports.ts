@@ -65,7 +65,7 @@ function remoteTable(d: SegmentDescriptor, call: string): RemoteTable {
   const key = descriptorKey(d);
   let t = remotes.get(key);
   if (!t) {
-    const segment = Segment.open(d, call);
+    const segment = Segment.open(d, call, ['exports']);
     if (segment.size !== TABLE_SIZE) {
       segment.close();
       throw new DocaError('INVALID_VALUE', call, `the export table named is ${segment.size} bytes, not ${TABLE_SIZE}`);

@@ -8,8 +8,12 @@
  *   0  u32 magic 'SDPU'        4  u16 layout version   6  u16 reserved
  *   8  u32 owner pid          12  u32 state (1 live, 2 revoked by its owner)
  *  16  f64 owner start time   24  f64 total size
- *  32  16 bytes token         48  16 bytes reserved
+ *  32  16 bytes token         48  16 bytes kind (ASCII, NUL-padded: 'mem', 'conn', 'exports'...)
  * Payload from byte 64 (cache-line aligned).
+ *
+ * The kind is checked by openers that name what they expect: a descriptor is a peer's word, and one that
+ * names a genuine segment of the wrong kind (a process's export table given as an mmap's memory, say)
+ * would otherwise let an importer write where only the owner may.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { DocaError } from '../core/error.js';
@@ -20,7 +24,7 @@ import { memfdLabel, segmentPath } from './names.js';
 
 export const SEGMENT_HEADER_SIZE = 64;
 const MAGIC = 0x55504453;
-const LAYOUT_VERSION = 1;
+const LAYOUT_VERSION = 2;
 const STATE_LIVE = 1;
 const STATE_REVOKED = 2;
 const OFF_MAGIC = 0;
@@ -31,6 +35,8 @@ const OFF_START = 16;
 const OFF_SIZE = 24;
 const OFF_TOKEN = 32;
 const TOKEN_SIZE = 16;
+const OFF_KIND = 48;
+const KIND_SIZE = 16;
 
 /** What a peer needs to open a segment; {@link DESCRIPTOR_SIZE} bytes when encoded. */
 export interface SegmentDescriptor {
@@ -116,6 +122,7 @@ export class Segment {
 
   /** Creates a segment with `payloadSize` usable bytes after the header. */
   static create(kind: string, payloadSize: number): Segment {
+    if (!/^[a-z]{1,15}$/.test(kind)) throw new DocaError('INVALID_VALUE', 'segment create', `segment kind ${JSON.stringify(kind)} is not 1 to 15 lower-case letters`);
     if (!Number.isInteger(payloadSize) || payloadSize < 0 || payloadSize > 2 ** 32 - 4096) {
       throw new DocaError('INVALID_VALUE', 'segment create', `payload size ${payloadSize} is not an integer in [0, 4 GiB - 4 KiB]`);
     }
@@ -134,13 +141,17 @@ export class Segment {
     v.setFloat64(OFF_START, self.start, true);
     v.setFloat64(OFF_SIZE, size, true);
     seg.u8.set(token, OFF_TOKEN);
+    seg.u8.set(Buffer.from(kind, 'latin1'), OFF_KIND);
     Atomics.store(seg.i32, OFF_STATE / 4, STATE_LIVE);
     Atomics.store(seg.i32, OFF_MAGIC / 4, MAGIC);
     return seg;
   }
 
-  /** Opens a segment another process created. Stale or forged descriptors give NOT_FOUND. */
-  static open(d: SegmentDescriptor, call = 'segment open'): Segment {
+  /**
+   * Opens a segment another process created. Stale or forged descriptors give NOT_FOUND; a genuine
+   * segment whose kind is not one of `kinds` (when given) gives INVALID_VALUE.
+   */
+  static open(d: SegmentDescriptor, call = 'segment open', kinds?: readonly string[]): Segment {
     const owner: ProcessIdentity = { pid: d.pid, start: d.start };
     if (!isAlive(owner)) throw new DocaError('NOT_FOUND', call, `the owner of the segment (pid ${d.pid}) is gone`);
     let m;
@@ -165,7 +176,18 @@ export class Segment {
       seg.close();
       throw new DocaError('NOT_FOUND', call, `the segment at pid ${d.pid} fd ${d.fd} ${problem}`);
     }
+    if (kinds && !kinds.includes(seg.kind)) {
+      const kind = seg.kind;
+      seg.close();
+      throw new DocaError('INVALID_VALUE', call, `the segment at pid ${d.pid} fd ${d.fd} is a ${JSON.stringify(kind)} segment, not ${kinds.map((k) => JSON.stringify(k)).join(' or ')}`);
+    }
     return seg;
+  }
+
+  /** What the creator made it for (`Segment.create`'s kind). */
+  get kind(): string {
+    const end = this.u8.subarray(OFF_KIND, OFF_KIND + KIND_SIZE).indexOf(0);
+    return Buffer.from(this.u8.subarray(OFF_KIND, OFF_KIND + (end < 0 ? KIND_SIZE : end))).toString('latin1');
   }
 
   get closed(): boolean {

@@ -124,7 +124,7 @@ export class StatsObserver {
   private open(name: string): Segment | undefined {
     try {
       const d = JSON.parse(readFileSync(join(this.dir, name), 'utf8')) as { pid: number; start: number; fd: number; size: number; token: string };
-      return Segment.open({ pid: d.pid, start: d.start, fd: d.fd, size: d.size, token: new Uint8Array(Buffer.from(d.token, 'hex')) }, 'softdpu observer');
+      return Segment.open({ pid: d.pid, start: d.start, fd: d.fd, size: d.size, token: new Uint8Array(Buffer.from(d.token, 'hex')) }, 'softdpu observer', ['stats']);
     } catch {
       return undefined; // gone meanwhile, or not a stats segment: nothing to show
     }

@@ -51,7 +51,7 @@ export function importPci(dev: Dev, blob: Uint8Array): ImportedEvent {
   const slot = readPciTrailer(r, P_TRAILER, info, call, 'event');
   // Both descriptors are decoded before anything is mapped: a bad value descriptor must not strand the control mapping.
   const valueDescriptor = r.descriptor(P_VALUE);
-  const control = Segment.open(r.descriptor(P_CONTROL), call);
+  const control = Segment.open(r.descriptor(P_CONTROL), call, ['syncevent']);
   const problem = controlProblem(control);
   if (problem) {
     control.close();
@@ -59,7 +59,7 @@ export function importPci(dev: Dev, blob: Uint8Array): ImportedEvent {
   }
   let value: Segment;
   try {
-    value = descriptorKey(valueDescriptor) === descriptorKey(control.descriptor) ? control : Segment.open(valueDescriptor, call);
+    value = descriptorKey(valueDescriptor) === descriptorKey(control.descriptor) ? control : Segment.open(valueDescriptor, call, ['mem']);
   } catch (err) {
     control.close();
     throw err;

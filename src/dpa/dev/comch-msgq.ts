@@ -100,7 +100,7 @@ function queueOf(e: Eu, c: number, call: string): Queue {
     known.segment.close();
     s.queues.delete(c);
   }
-  const segment = Segment.open(decodeDescriptor(e.dpa.view, e.dpa.at(c, CONSUMER.QUEUE), call), call);
+  const segment = Segment.open(decodeDescriptor(e.dpa.view, e.dpa.at(c, CONSUMER.QUEUE), call), call, ['consumer']);
   const slots = e.dpa.u32(c, CONSUMER.SLOTS);
   try {
     new QueueView(segment, segment.size); // checks the header
@@ -391,11 +391,11 @@ function target(e: Eu, producer: Producer, id: number, call: string): Target | u
   const generation = r.generation(index);
   const queueDescriptor = r.queue(index);
   const memoryDescriptor = r.memory(index);
-  const queueSegment = Segment.open(queueDescriptor, call);
+  const queueSegment = Segment.open(queueDescriptor, call, ['consumer']);
   let memory = queueSegment;
   let queue: QueueView;
   try {
-    if (descriptorKey(memoryDescriptor) !== descriptorKey(queueDescriptor)) memory = Segment.open(memoryDescriptor, call);
+    if (descriptorKey(memoryDescriptor) !== descriptorKey(queueDescriptor)) memory = Segment.open(memoryDescriptor, call, ['mem']);
     queue = new QueueView(queueSegment, memory.size);
   } catch (err) {
     if (memory !== queueSegment) memory.close();
