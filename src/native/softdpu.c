@@ -97,6 +97,60 @@ static long futex(uint32_t *addr, int op, uint32_t val, const struct timespec *t
   return syscall(SYS_futex, addr, op, val, ts, NULL, val3);
 }
 
+/* ---------- pipe fds, by the thread that holds them ---------- */
+
+/* Which env (thread) made each doorbell pipe fd (pipeCreate, pipeOpen). Fds belong to the process, not
+ * to the thread: a worker that exits or dies holding some would leak them into its process, so the env's
+ * teardown closes those it still holds. The table is process-wide, and close and forget are one step
+ * under its lock, so that no thread ever closes a number another thread has been given since. */
+static env_data_t **fd_owners;
+static int fd_owners_len;
+static char fd_lock;
+
+static void fd_table_lock(void) {
+  while (__atomic_test_and_set(&fd_lock, __ATOMIC_ACQUIRE)) sched_yield();
+}
+static void fd_table_unlock(void) { __atomic_clear(&fd_lock, __ATOMIC_RELEASE); }
+
+/* Records that `ed` holds `fd` (untracked if the table cannot grow: then only its thread closes it). */
+static void fd_track(env_data_t *ed, int fd) {
+  fd_table_lock();
+  if (fd >= fd_owners_len) {
+    int len = fd_owners_len ? fd_owners_len : 256;
+    while (len <= fd) len *= 2;
+    env_data_t **grown = realloc(fd_owners, sizeof *grown * (size_t)len);
+    if (grown) {
+      memset(grown + fd_owners_len, 0, sizeof *grown * (size_t)(len - fd_owners_len));
+      fd_owners = grown;
+      fd_owners_len = len;
+    }
+  }
+  if (fd < fd_owners_len) fd_owners[fd] = ed;
+  fd_table_unlock();
+}
+
+/* Closes `fd` and forgets its owner, as one step. */
+static int fd_untrack_close(int fd) {
+  fd_table_lock();
+  if (fd < fd_owners_len) fd_owners[fd] = NULL;
+  int r = close(fd);
+  int e = errno;
+  fd_table_unlock();
+  errno = e;
+  return r;
+}
+
+/* Closes every fd `ed` still holds (its thread is going away). */
+static void fd_close_owned(env_data_t *ed) {
+  fd_table_lock();
+  for (int i = 0; i < fd_owners_len; i++)
+    if (fd_owners[i] == ed) {
+      close(i);
+      fd_owners[i] = NULL;
+    }
+  fd_table_unlock();
+}
+
 #define NAPI_CALL(env, call)                                         \
   do {                                                               \
     if ((call) != napi_ok) {                                         \
@@ -401,6 +455,9 @@ static napi_value pipe_create(napi_env env, napi_callback_info info) {
     close(fds[1]);
     return throw_errno(env, "fstat", e);
   }
+  env_data_t *ed = env_data(env);
+  fd_track(ed, fds[0]);
+  fd_track(ed, fds[1]);
   napi_value out;
   napi_create_object(env, &out);
   napi_set_named_property(env, out, "readFd", make_number(env, fds[0]));
@@ -432,6 +489,7 @@ static napi_value pipe_open(napi_env env, napi_callback_info info) {
     close(fd);
     return throw_code(env, "ERR_SOFTDPU_NOT_FOUND", "%s is not the doorbell pipe %.0f", path, inode);
   }
+  fd_track(env_data(env), fd);
   return make_number(env, fd);
 }
 
@@ -502,7 +560,7 @@ static napi_value fd_close(napi_env env, napi_callback_info info) {
   napi_value argv[1];
   int fd;
   if (!get_args(env, info, 1, argv) || !get_fd(env, argv[0], &fd)) return NULL;
-  if (close(fd) != 0 && errno != EINTR) return throw_errno(env, "close", errno);
+  if (fd_untrack_close(fd) != 0 && errno != EINTR) return throw_errno(env, "close", errno);
   return NULL;
 }
 
@@ -644,6 +702,7 @@ static void env_finalize(napi_env env, void *data, void *hint) {
   (void)env;
   (void)hint;
   env_data_t *ed = data;
+  fd_close_owned(ed);
   for (uint32_t i = 0; i < ed->nsegs; i++)
     if (ed->segs[i].open) unmap_segment(ed, &ed->segs[i]);
   free(ed->segs);
