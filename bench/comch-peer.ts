@@ -2,7 +2,8 @@
  * One side of the comch control-path benchmarks, in its own process:
  *   echo  <busy|notify>         server: answers every message with the same bytes; stops on a 1-byte message;
  *                               prints {"cpu_us_per_msg"} (its CPU from the first message to the last)
- *   ping  <busy|notify> N       client: N round trips of 64 bytes, prints {"p50_us","p99_us","cpu_us_per_msg"}
+ *   ping  <busy|notify> N [SIZE]  client: N round trips of SIZE bytes (default 64), prints
+ *                               {"p50_us","p99_us","cpu_us_per_msg"}
  *   sink  N                     server: counts N messages (busy poll), prints {"rate"} (messages/s)
  *   flood N                     client: sends N 64-byte messages as fast as the queue allows (busy poll)
  * Busy-polling sides run DOCA-style synchronous progress loops once connected.
@@ -16,11 +17,11 @@ import { ProgressEngine } from '../src/core/pe.js';
 import { ARM, HOST } from './peer-lib.js';
 import { cpuMeter, printCpu, printRtt } from './lib.js';
 
-const [role, mode, count] = process.argv.slice(2);
+const [role, mode, count, size] = process.argv.slice(2);
 const n = Number(count ?? mode);
 const NAME = 'bench';
 const QUIT = new Uint8Array(1);
-const MSG = new Uint8Array(64).fill(0x61);
+const MSG = new Uint8Array(role === 'ping' ? Number(size ?? 64) : 64).fill(0x61);
 
 function server(): { pe: ProgressEngine; server: ComchServer } {
   const dev = openDeviceByPci(ARM);

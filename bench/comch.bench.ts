@@ -1,13 +1,20 @@
 /**
- * Comch control path benchmark, 64-byte messages across processes: round trips with both sides
- * busy-polling (next to a C shared-memory spin) and with both sides asleep between messages, through
- * callbacks (next to Node's Unix-socket ping-pong in callback style, and the C limits of a sleeping wake:
- * futex, eventfd, pipe) and through the promise/iterator API of the README (next to a socket ping-pong
- * written with promises); the one-way rate next to a socket with one write per message and a batched one.
- * Every contender of a row does the same number of messages; sleeping rows give both processes' CPU.
+ * Comch control path benchmark, across processes: round trips with both sides busy-polling (next to a C
+ * shared-memory spin) and with both sides asleep between messages, through callbacks, at message sizes
+ * from 64 bytes to the default max_msg_size (next to Node's Unix-socket ping-pong in callback style of the
+ * same size, and a C futex ping-pong copying the same bytes through shared buffers; at 64 bytes also the C
+ * limits of a sleeping wake: futex, eventfd, pipe), and through the promise/iterator API of the README
+ * (next to a socket ping-pong written with promises); the one-way rate of 64-byte messages next to a
+ * socket with one write per message and a batched one. Every contender of a scenario does the same
+ * number of messages; sleeping scenarios give both processes' CPU.
  */
 import { join } from 'node:path';
-import { buildC, canPin, count, cpuArgs, lat, latRatio, medians, msgRate, pingPong, printTable, ratio, repeat, type Row, type Rtt, rttRows, runCRuns, serverAndClient, SOCKET_BATCH, socketStream, target, withTempDir } from './lib.js';
+import { buildC, canPin, count, cpuArgs, medians, pingPong, printScenarios, repeat, type Rtt, rttBaseline, rttFigure, runCRuns, scenario, serverAndClient, sizeLabel, SOCKET_BATCH, socketStream, withTempDir } from './lib.js';
+
+/** Control-path message sizes of the sleeping round trip: up to 4080, the default max_msg_size. */
+export const COMCH_RTT_SIZES = [64, 256, 1024, 4080];
+
+const SWEEP = { id: 'comch_rtt_asleep', title: 'comch control path: round trip, both asleep (callbacks)' };
 
 export async function comchBench(): Promise<Record<string, unknown>> {
   const ref = buildC('fabric_ref');
@@ -17,37 +24,73 @@ export async function comchBench(): Promise<Record<string, unknown>> {
     const nBusy = count(20_000);
     const nAsleep = count(3_000);
     const nRate = count(500_000);
-    const comchBusy = await pingPong(['comch-peer', ['echo', 'busy']], ['comch-peer', ['ping', 'busy', String(nBusy)]], env);
-    const cSpin = await runCRuns<Rtt>(ref, ['spin', String(nBusy), ...cpuArgs()]);
-    const comchNotify = await pingPong(['comch-peer', ['echo', 'notify']], ['comch-peer', ['ping', 'notify', String(nAsleep)]], env);
-    const socketRtt = await pingPong(['socket-peer', ['echo', sock]], ['socket-peer', ['ping', sock, String(nAsleep)]], env);
-    const cWake = { futex: {} as Rtt, eventfd: {} as Rtt, pipe: {} as Rtt };
-    for (const m of ['futex', 'eventfd', 'pipe'] as const) cWake[m] = await runCRuns<Rtt>(ref, [m, String(nAsleep), ...cpuArgs()]);
-    const promise = await pingPong(['promise-peer', ['echo', 'bench']], ['promise-peer', ['ping', 'bench', String(nAsleep)]], env);
-    const socketPromise = await pingPong(['socket-peer', ['promise-echo', sock]], ['socket-peer', ['promise-ping', sock, String(nAsleep)]], env);
-    const comchRate = medians(await repeat(() => serverAndClient<{ rate: number }>(['comch-peer', ['sink', String(nRate)]], ['comch-peer', ['flood', String(nRate)]], env, 'server'))).rate;
-    const sockRate1 = (await socketStream(sock, nRate, 64, 1, env)).rate;
-    const sockRateB = (await socketStream(sock, nRate, 64, SOCKET_BATCH, env)).rate;
-
-    const asleepTarget = target(comchNotify.p50_us / socketRtt.p50_us, '<=', 1.0, 'x') + (comchNotify.p99_us <= socketRtt.p99_us ? ', p99 met' : ', p99 MISSED');
-    const rows: Row[] = [
-      { what: `RTT both busy-polling (${nBusy} trips)`, softdpu: lat(comchBusy), reference: `${lat(cSpin)} (C spin)`, ratio: latRatio(comchBusy, cSpin), target: target(comchBusy.p50_us, '<=', 2, ' us p50') },
-      ...rttRows(`RTT both asleep, callbacks (${nAsleep} trips)`, comchNotify, socketRtt, 'socket, callbacks', asleepTarget),
-      ...rttRows('RTT both asleep, callbacks vs C futex', comchNotify, cWake.futex, 'C futex', target(comchNotify.p50_us / cWake.futex.p50_us, '<=', 2, 'x (stretch)')),
-      ...rttRows('RTT both asleep, callbacks vs C eventfd doorbell', comchNotify, cWake.eventfd, 'C eventfd'),
-      ...rttRows('RTT both asleep, callbacks vs C pipe doorbell', comchNotify, cWake.pipe, 'C pipe'),
-      ...rttRows(`RTT both asleep, promise API of the README (${nAsleep} trips)`, promise, socketPromise, 'socket, promises', target(promise.p50_us / socketPromise.p50_us, '<=', 1.0, 'x') + (promise.p99_us <= socketPromise.p99_us ? ', p99 met' : ', p99 MISSED')),
-      { what: `one-way rate, busy (${nRate} msgs)`, softdpu: msgRate(comchRate), reference: `${msgRate(sockRate1)} (socket, one write per message)`, ratio: ratio(comchRate / sockRate1), target: target(comchRate / 1e6, '>=', 3, ' M/s') },
-      { what: 'one-way rate, busy, vs batched socket', softdpu: msgRate(comchRate), reference: `${msgRate(sockRateB)} (socket, batched: ${SOCKET_BATCH} msgs per write)`, ratio: ratio(comchRate / sockRateB) },
-    ];
-    printTable(`comch control path, 64-byte messages, cross-process${canPin ? ' (sides pinned to cpu 0 and 1)' : ''}; latency cells: p50 / p99; ratio = softdpu / reference`, rows);
-    return {
-      pinned: canPin,
-      counts: { rtt_busy: nBusy, rtt_asleep: nAsleep, rate: nRate },
-      rtt_busy: { softdpu: comchBusy, c_spin: cSpin },
-      rtt_asleep_callbacks: { softdpu: comchNotify, socket_callbacks: socketRtt, c_futex: cWake.futex, c_eventfd: cWake.eventfd, c_pipe: cWake.pipe },
-      rtt_asleep_promises: { softdpu: promise, socket_promises: socketPromise },
-      rate: { softdpu_msgs_per_s: comchRate, socket_one_write_per_msg_msgs_per_s: sockRate1, socket_batched_msgs_per_s: sockRateB, socket_batch_msgs_per_write: SOCKET_BATCH },
-    };
+    await scenario('rtt_busy', async () => ({
+      title: 'RTT both busy-polling, 64 B',
+      metric: 'p50_us',
+      count: nBusy,
+      unit: 'trips',
+      size_bytes: 64,
+      softdpu: rttFigure(await pingPong(['comch-peer', ['echo', 'busy']], ['comch-peer', ['ping', 'busy', String(nBusy)]], env)),
+      baselines: { c_spin: rttBaseline('C spin', await runCRuns<Rtt>(ref, ['spin', String(nBusy), ...cpuArgs()])) },
+      targets: [{ metric: 'p50_us', op: '<=', limit: 2 }],
+    }));
+    for (const size of COMCH_RTT_SIZES) {
+      await scenario(`rtt_asleep_${size}`, async () => {
+        const soft = await pingPong(['comch-peer', ['echo', 'notify']], ['comch-peer', ['ping', 'notify', String(nAsleep), String(size)]], env);
+        const socket = await pingPong(['socket-peer', ['echo', sock, String(size)]], ['socket-peer', ['ping', sock, String(nAsleep), String(size)]], env);
+        const cRing = await runCRuns<Rtt>(ref, ['ring_rtt', String(size), String(nAsleep), ...cpuArgs()]);
+        const doorbells: Record<string, ReturnType<typeof rttBaseline>> = {};
+        // The limits of a sleeping wake alone (no payload): once, at the smallest size.
+        if (size === COMCH_RTT_SIZES[0]) for (const m of ['futex', 'eventfd', 'pipe'] as const) doorbells[`c_${m}`] = rttBaseline(`C ${m}`, await runCRuns<Rtt>(ref, [m, String(nAsleep), ...cpuArgs()]));
+        return {
+          title: `RTT both asleep, callbacks, ${sizeLabel(size)}`,
+          metric: 'p50_us',
+          count: nAsleep,
+          unit: 'trips',
+          size_bytes: size,
+          sweep: SWEEP,
+          softdpu: rttFigure(soft),
+          baselines: { socket_callbacks: rttBaseline('socket, callbacks', socket), c_futex_shm: rttBaseline('C futex, shared buffers', cRing), ...doorbells },
+          targets: [
+            { metric: 'p50_us', op: '<=', limit: 1.0, of: 'socket_callbacks' },
+            { metric: 'p99_us', op: '<=', limit: 1.0, of: 'socket_callbacks' },
+            ...(doorbells.c_futex ? [{ metric: 'p50_us', op: '<=', limit: 2, of: 'c_futex', note: 'stretch' } as const] : []),
+          ],
+        };
+      });
+    }
+    await scenario('rtt_asleep_promises', async () => ({
+      title: 'RTT both asleep, promise API of the README, 64 B',
+      metric: 'p50_us',
+      count: nAsleep,
+      unit: 'trips',
+      size_bytes: 64,
+      softdpu: rttFigure(await pingPong(['promise-peer', ['echo', 'bench']], ['promise-peer', ['ping', 'bench', String(nAsleep)]], env)),
+      baselines: { socket_promises: rttBaseline('socket, promises', await pingPong(['socket-peer', ['promise-echo', sock]], ['socket-peer', ['promise-ping', sock, String(nAsleep)]], env)) },
+      targets: [
+        { metric: 'p50_us', op: '<=', limit: 1.0, of: 'socket_promises' },
+        { metric: 'p99_us', op: '<=', limit: 1.0, of: 'socket_promises' },
+      ],
+    }));
+    await scenario('rate', async () => {
+      const soft = medians(await repeat(() => serverAndClient<{ rate: number }>(['comch-peer', ['sink', String(nRate)]], ['comch-peer', ['flood', String(nRate)]], env, 'server'))).rate;
+      const one = await socketStream(sock, nRate, 64, 1, env);
+      const batched = await socketStream(sock, nRate, 64, SOCKET_BATCH, env);
+      return {
+        title: 'one-way rate, busy, 64 B',
+        metric: 'msgs_per_s',
+        count: nRate,
+        unit: 'msgs',
+        size_bytes: 64,
+        softdpu: { msgs_per_s: soft },
+        baselines: {
+          socket_one_write_per_msg: { label: 'socket, one write per message', msgs_per_s: one.rate },
+          socket_batched: { label: `socket, batched: ${SOCKET_BATCH} msgs per write`, msgs_per_s: batched.rate },
+        },
+        targets: [{ metric: 'msgs_per_s', op: '>=', limit: 3e6 }],
+      };
+    });
+    printScenarios(`comch control path, cross-process${canPin ? ' (sides pinned to cpu 0 and 1)' : ''}; latency cells: p50 / p99; ratio = softdpu / reference`);
+    return { pinned: canPin };
   });
 }

@@ -1,20 +1,34 @@
 /**
- * Comch fast-path benchmark: one producer to one consumer across processes, busy-polling (64 KiB, 1 MiB
- * and 64-byte payloads), next to the C two-process shared-memory ring built from bench/c in the same run
- * (the same sizes, message count and number of posted buffers: the limit of a cross-process copy here),
- * Node's Unix socket (one write per message; for 64 B also batched), zeromq ipc://, and a cache-hot
- * Buffer.copy in one process; 4 producers to 4 consumers; and a 64 KiB round trip with both sides
- * asleep, next to a socket ping-pong of 64 KiB and a C futex ping-pong through shared buffers.
+ * Comch fast-path benchmark, across processes. Bandwidth of one producer to one consumer, busy-polling, at
+ * message sizes from 64 bytes to 1 MiB, next to the C two-process shared-memory ring built from bench/c in
+ * the same run (the same size, message count and number of posted buffers: the limit of a cross-process
+ * copy here), Node's Unix socket (one write per message; at 64 B also batched), zeromq ipc://, and a
+ * cache-hot Buffer.copy in one process; 4 producers to 4 consumers; and round trips with both sides
+ * asleep, 64 bytes to 64 KiB, next to a socket ping-pong of the same size and a C futex ping-pong
+ * through shared buffers.
  */
 import { join } from 'node:path';
-import { bandwidth, buildC, count, cpuArgs, gbps, medians, msgRate, pingPong, printTable, ratio, repeat, type Row, type Rtt, rttRows, runCRuns, serverAndClient, SOCKET_BATCH, socketStream, target, withTempDir } from './lib.js';
+import { bandwidth, type Baseline, buildC, count, cpuArgs, medians, pingPong, printScenarios, repeat, type Rtt, rttBaseline, rttFigure, runCRuns, scenario, serverAndClient, sizeLabel, SOCKET_BATCH, socketStream, type TargetSpec, withTempDir } from './lib.js';
 
 interface Result {
   gbps: number;
   rate: number;
 }
 
-const label = (size: number) => (size >= 1 << 20 ? `${size >> 20} MiB` : size >= 1024 ? `${size >> 10} KiB` : `${size} B`);
+/** The bandwidth sweep: size, messages (every contender sends as many), buffers the consumer posts. */
+export const FASTPATH_SIZES: [size: number, count: number, posted: number][] = [
+  [64, 200_000, 1024],
+  [1024, 200_000, 1024],
+  [4096, 100_000, 512],
+  [16384, 50_000, 128],
+  [65536, 20_000, 32],
+  [1 << 20, 2_000, 16],
+];
+/** The sizes of the sleeping round trip. */
+export const FASTPATH_RTT_SIZES = [64, 1024, 4096, 16384, 65536];
+
+const BANDWIDTH = { id: 'fastpath_bandwidth', title: 'comch fast path: one-way bandwidth, 1 -> 1, busy-polling' };
+const RTT = { id: 'fastpath_rtt_asleep', title: 'comch fast path: round trip, both asleep' };
 
 export async function fastpathBench(): Promise<Record<string, unknown>> {
   const ref = buildC('fabric_ref');
@@ -29,47 +43,65 @@ export async function fastpathBench(): Promise<Record<string, unknown>> {
       const addr = `ipc://${join(dir, 'zmq.ipc')}`;
       return medians(await repeat(() => serverAndClient<Result>(['zmq-peer', ['pull', addr, String(n), String(size)]], ['zmq-peer', ['push', addr, String(n), String(size)]], env, 'server')));
     };
-    const rows: Row[] = [];
-    const results: Record<string, unknown> = {};
-    for (const [size, n, posted] of [[65536, count(20_000), 32], [1 << 20, count(2_000), 16]] as const) {
-      const f = await fast({ size, count: n, consumers: 1, producers: 1, posted });
-      const c = await cRing(size, n, posted);
-      const s = await socketStream(sock, n, size, 1, env);
-      const z = await zmq(size, n);
-      const copy = bandwidth(size, Buffer.alloc(posted * size), (src, dst, off) => (src as Buffer).copy(dst, off), n * size);
-      results[`bulk_${size}`] = { count: n, posted, softdpu_gbps: f.gbps, c_shm_ring_gbps: c.gbps, socket_one_write_per_msg_gbps: s.gbps, zmq_ipc_gbps: z.gbps, buffer_copy_one_process_gbps: copy };
-      const what = `1->1 ${label(size)} (${n} msgs, ${posted} posted)`;
-      rows.push({ what: `${what} vs C shm ring`, softdpu: gbps(f.gbps), reference: `${gbps(c.gbps)} (C two-process ring)`, ratio: ratio(f.gbps / c.gbps), target: target(f.gbps / c.gbps, '>=', 0.8, 'x') });
-      rows.push({ what: `${what} vs Unix socket`, softdpu: gbps(f.gbps), reference: `${gbps(s.gbps)} (socket, one write per message)`, ratio: ratio(f.gbps / s.gbps) });
-      rows.push({ what: `${what} vs zeromq ipc://`, softdpu: gbps(f.gbps), reference: `${gbps(z.gbps)} (zmq)`, ratio: ratio(f.gbps / z.gbps) });
-      rows.push({ what: `${what} vs Buffer.copy`, softdpu: gbps(f.gbps), reference: `${gbps(copy)} (cache-hot copy, one process)`, ratio: ratio(f.gbps / copy) });
+    const figure = (r: Result) => ({ gbps: r.gbps, msgs_per_s: r.rate });
+    for (const [size, full, posted] of FASTPATH_SIZES) {
+      const n = count(full);
+      await scenario(`bandwidth_${size}`, async () => {
+        const soft = await fast({ size, count: n, consumers: 1, producers: 1, posted });
+        const c = await cRing(size, n, posted);
+        const s = await socketStream(sock, n, size, 1, env);
+        const batched: Record<string, Baseline> = size === 64 ? { socket_batched: { label: `socket, batched: ${SOCKET_BATCH} msgs per write`, ...figure(await socketStream(sock, n, size, SOCKET_BATCH, env)) } } : {};
+        const z = await zmq(size, n);
+        const copy = bandwidth(size, Buffer.alloc(posted * size), (src, dst, off) => (src as Buffer).copy(dst, off), n * size);
+        // The project's targets: 2 M msg/s for small messages, 0.8x the C ring for bulk ones.
+        const targets: TargetSpec[] = size === 64 ? [{ metric: 'msgs_per_s', op: '>=', limit: 2e6 }] : size >= 65536 ? [{ metric: 'gbps', op: '>=', limit: 0.8, of: 'c_shm_ring' }] : [];
+        return {
+          title: `1 -> 1, ${sizeLabel(size)}, ${posted} posted`,
+          metric: 'gbps',
+          count: n,
+          unit: 'msgs',
+          size_bytes: size,
+          sweep: BANDWIDTH,
+          softdpu: figure(soft),
+          baselines: {
+            c_shm_ring: { label: 'C two-process ring', ...figure(c) },
+            socket_one_write_per_msg: { label: 'socket, one write per message', ...figure(s) },
+            ...batched,
+            zmq_ipc: { label: 'zeromq ipc://', ...figure(z) },
+            buffer_copy_one_process: { label: 'Buffer.copy, one process, cache-hot', gbps: copy, msgs_per_s: (copy * 1e9) / size },
+          },
+          targets,
+        };
+      });
     }
-    const nSmall = count(200_000);
-    const small = await fast({ size: 64, count: nSmall, consumers: 1, producers: 1, posted: 1024 });
-    const smallC = await cRing(64, nSmall, 1024);
-    const smallSocket = (await socketStream(sock, nSmall, 64, 1, env)).rate;
-    const smallBatched = (await socketStream(sock, nSmall, 64, SOCKET_BATCH, env)).rate;
-    const smallZmq = await zmq(64, nSmall);
-    results.small_64 = { count: nSmall, posted: 1024, softdpu_msgs_per_s: small.rate, c_shm_ring_msgs_per_s: smallC.rate, socket_one_write_per_msg_msgs_per_s: smallSocket, socket_batched_msgs_per_s: smallBatched, socket_batch_msgs_per_write: SOCKET_BATCH, zmq_ipc_msgs_per_s: smallZmq.rate };
-    const what = `1->1 64 B (${nSmall} msgs, 1024 posted)`;
-    rows.push({ what: `${what} vs C shm ring`, softdpu: msgRate(small.rate), reference: `${msgRate(smallC.rate)} (C two-process ring)`, ratio: ratio(small.rate / smallC.rate), target: target(small.rate / 1e6, '>=', 2, ' M/s') });
-    rows.push({ what: `${what} vs Unix socket`, softdpu: msgRate(small.rate), reference: `${msgRate(smallSocket)} (socket, one write per message)`, ratio: ratio(small.rate / smallSocket) });
-    rows.push({ what: `${what} vs batched socket`, softdpu: msgRate(small.rate), reference: `${msgRate(smallBatched)} (socket, batched: ${SOCKET_BATCH} msgs per write)`, ratio: ratio(small.rate / smallBatched) });
-    rows.push({ what: `${what} vs zeromq ipc://`, softdpu: msgRate(small.rate), reference: `${msgRate(smallZmq.rate)} (zmq)`, ratio: ratio(small.rate / smallZmq.rate) });
-    const many = await fast({ size: 65536, count: count(40_000), consumers: 4, producers: 4, posted: 16 });
-    const manySmall = await fast({ size: 64, count: count(200_000), consumers: 4, producers: 4, posted: 512 });
-    results.many_4x4 = { bulk_64k_gbps: many.gbps, small_64_msgs_per_s: manySmall.rate };
-    rows.push({ what: `4->4 64 KiB, aggregate (${count(40_000)} msgs)`, softdpu: gbps(many.gbps), reference: '-', ratio: '-' });
-    rows.push({ what: `4->4 64 B, aggregate (${count(200_000)} msgs)`, softdpu: msgRate(manySmall.rate), reference: '-', ratio: '-' });
-    const size = 65536;
+    for (const [size, n, posted] of [[65536, count(40_000), 16], [64, count(200_000), 512]] as const) {
+      await scenario(`many_4x4_${size}`, async () => ({
+        title: `4 -> 4, ${sizeLabel(size)}, aggregate`,
+        metric: size === 64 ? 'msgs_per_s' : 'gbps',
+        count: n,
+        unit: 'msgs',
+        size_bytes: size,
+        softdpu: figure(await fast({ size, count: n, consumers: 4, producers: 4, posted })),
+      }));
+    }
     const nRtt = count(2_000);
-    const rtt = await pingPong(['fastpath-rtt-peer', ['echo', String(size), String(nRtt)]], ['fastpath-rtt-peer', ['ping', String(size), String(nRtt)]], env);
-    const socketRtt = await pingPong(['socket-peer', ['echo', sock, String(size)]], ['socket-peer', ['ping', sock, String(nRtt), String(size)]], env);
-    const cRtt = await runCRuns<Rtt>(ref, ['ring_rtt', String(size), String(nRtt), ...cpuArgs()]);
-    results.rtt_64k_asleep = { count: nRtt, softdpu: rtt, socket_callbacks: socketRtt, c_futex_shm: cRtt };
-    rows.push(...rttRows(`64 KiB round trip, both asleep (${nRtt} trips)`, rtt, socketRtt, 'socket, callbacks', target(rtt.p50_us / socketRtt.p50_us, '<=', 1.0, 'x')));
-    rows.push(...rttRows('64 KiB round trip, both asleep, vs C', rtt, cRtt, 'C futex, shared buffers'));
-    printTable('comch fast path, producer -> consumer across processes (busy-polling unless "asleep"); latency cells: p50 / p99; ratio = softdpu / reference', rows);
-    return results;
+    for (const size of FASTPATH_RTT_SIZES) {
+      await scenario(`rtt_asleep_${size}`, async () => ({
+        title: `round trip, both asleep, ${sizeLabel(size)}`,
+        metric: 'p50_us',
+        count: nRtt,
+        unit: 'trips',
+        size_bytes: size,
+        sweep: RTT,
+        softdpu: rttFigure(await pingPong(['fastpath-rtt-peer', ['echo', String(size), String(nRtt)]], ['fastpath-rtt-peer', ['ping', String(size), String(nRtt)]], env)),
+        baselines: {
+          socket_callbacks: rttBaseline('socket, callbacks', await pingPong(['socket-peer', ['echo', sock, String(size)]], ['socket-peer', ['ping', sock, String(nRtt), String(size)]], env)),
+          c_futex_shm: rttBaseline('C futex, shared buffers', await runCRuns<Rtt>(ref, ['ring_rtt', String(size), String(nRtt), ...cpuArgs()])),
+        },
+        targets: [{ metric: 'p50_us', op: '<=', limit: 1.0, of: 'socket_callbacks' }],
+      }));
+    }
+    printScenarios('comch fast path, producer -> consumer across processes (busy-polling unless "asleep"); latency cells: p50 / p99; ratio = softdpu / reference');
+    return {};
   });
 }

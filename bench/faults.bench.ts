@@ -8,7 +8,7 @@
  * that match nothing), and across processes (the comch benchmark's flood, plan from $SOFTDPU_FAULTS).
  * Runs alternate (no plan, plan, no plan, ...) so that drift on a shared machine hits both.
  */
-import { count, median, msgRate, printTable, ratio, type Row, runNode, serverAndClient, withTempDir } from './lib.js';
+import { count, median, printScenarios, QUICK, runNode, scenario, serverAndClient, withTempDir } from './lib.js';
 
 const UNMATCHED = JSON.stringify({
   faults: [
@@ -17,34 +17,55 @@ const UNMATCHED = JSON.stringify({
     { kind: 'stall', match: { ctx: 'no_such_context' } },
   ],
 });
-const RUNS = 5;
 
 export async function faultsBench(): Promise<Record<string, unknown>> {
   return withTempDir(async (dir) => {
+    const runs = QUICK ? 1 : 5;
     const n = count(500_000);
-    const rate = (env: Record<string, string>) => serverAndClient<{ rate: number }>(['comch-peer', ['sink', String(n)]], ['comch-peer', ['flood', String(n)]], env, 'server');
-    const none: number[] = [];
-    const planned: number[] = [];
-    for (let i = 0; i < RUNS; i++) {
-      none.push((await rate({ SOFTDPU_FABRIC: dir })).rate);
-      planned.push((await rate({ SOFTDPU_FABRIC: dir, SOFTDPU_FAULTS: UNMATCHED })).rate);
-    }
-    const [a, b] = [median(none), median(planned)];
-    const inproc = { none: [] as number[], other_kind: [] as number[], unmatched: [] as number[] };
-    for (let i = 0; i < RUNS; i++) {
-      for (const [plan, rates] of Object.entries(inproc)) rates.push(JSON.parse(await runNode('faults-peer', [plan, String(count(200_000)), '5'], 0, { SOFTDPU_FABRIC: dir })).rate);
-    }
-    const [c, d, e] = [median(inproc.none), median(inproc.other_kind), median(inproc.unmatched)];
-    const rows: Row[] = [
-      { what: `one-way rate, one process, busy (${count(200_000)} msgs x 5, per CPU second, median of ${RUNS} processes)`, softdpu: `${msgRate(c)} (no plan)`, reference: `${msgRate(d)} (plan of another kind: hooks on, return at once)`, ratio: ratio(c / d) },
-      { what: '  same, vs hot-path faults that match nothing', softdpu: `${msgRate(c)} (no plan)`, reference: `${msgRate(e)} (again + stall on a context that does not exist)`, ratio: ratio(c / e) },
-      { what: `one-way rate, two processes, busy (${n} msgs, median of ${RUNS})`, softdpu: `${msgRate(a)} (no plan)`, reference: `${msgRate(b)} (plan, nothing matches)`, ratio: ratio(a / b) },
-      { what: '  spread of the runs (min - max)', softdpu: `${msgRate(Math.min(...none))} - ${msgRate(Math.max(...none))}`, reference: `${msgRate(Math.min(...planned))} - ${msgRate(Math.max(...planned))}`, ratio: '' },
-    ];
-    printTable('fault injection: what a plan costs the comch hot path (ratio = no plan / plan; 1.00x: no cost; > 1: the plan costs)', rows);
-    return {
-      cross_process: { count: n, runs: RUNS, no_plan_msgs_per_s: none, unmatched_plan_msgs_per_s: planned, ratio_no_plan_to_plan: a / b },
-      in_process: { count: count(200_000), msgs_per_cpu_s: inproc, ratio_none_to_other_kind: c / d, ratio_none_to_unmatched: c / e },
-    };
+    const nIn = count(200_000);
+    // Every run's rate, for the spread (the scenarios give the medians).
+    const details: Record<string, number[]> = {};
+    await scenario('rate_in_process', async () => {
+      const rates = { none: [] as number[], other_kind: [] as number[], unmatched: [] as number[] };
+      Object.assign(details, { in_process_none: rates.none, in_process_other_kind: rates.other_kind, in_process_unmatched: rates.unmatched });
+      for (let i = 0; i < runs; i++) {
+        for (const [plan, r] of Object.entries(rates)) r.push(JSON.parse(await runNode('faults-peer', [plan, String(nIn), '5'], 0, { SOFTDPU_FABRIC: dir })).rate);
+      }
+      return {
+        title: `one-way rate, one process, busy, 64 B, per CPU second (x 5, median of ${runs} processes), no plan`,
+        metric: 'msgs_per_s',
+        count: nIn,
+        unit: 'msgs',
+        size_bytes: 64,
+        softdpu_label: 'softdpu, no plan',
+        softdpu: { msgs_per_s: median(rates.none) },
+        baselines: {
+          other_kind_plan: { label: 'plan of another kind: hooks on, return at once', msgs_per_s: median(rates.other_kind) },
+          unmatched_plan: { label: 'again + stall on a context that does not exist', msgs_per_s: median(rates.unmatched) },
+        },
+      };
+    });
+    await scenario('rate_cross_process', async () => {
+      const rate = (env: Record<string, string>) => serverAndClient<{ rate: number }>(['comch-peer', ['sink', String(n)]], ['comch-peer', ['flood', String(n)]], env, 'server');
+      const none: number[] = [];
+      const planned: number[] = [];
+      Object.assign(details, { cross_process_none: none, cross_process_unmatched: planned });
+      for (let i = 0; i < runs; i++) {
+        none.push((await rate({ SOFTDPU_FABRIC: dir })).rate);
+        planned.push((await rate({ SOFTDPU_FABRIC: dir, SOFTDPU_FAULTS: UNMATCHED })).rate);
+      }
+      return {
+        title: `one-way rate, two processes, busy, 64 B (median of ${runs}), no plan`,
+        metric: 'msgs_per_s',
+        count: n,
+        unit: 'msgs',
+        size_bytes: 64,
+        softdpu_label: 'softdpu, no plan',
+        softdpu: { msgs_per_s: median(none) },
+        baselines: { unmatched_plan: { label: 'plan, nothing matches', msgs_per_s: median(planned) } },
+      };
+    });
+    printScenarios('fault injection: what a plan costs the comch hot path (ratio = no plan / plan; 1.00x: no cost; > 1: the plan costs)');
+    return { msgs_per_s_of_every_run: details };
   });
 }

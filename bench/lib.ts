@@ -1,13 +1,31 @@
 /** Shared by the benchmarks: the C reference build, statistics, child processes, and the report. */
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-/** `SOFTDPU_BENCH_QUICK=1`: every message count divided by 10 (a smoke run; figures are noisier). */
-export const QUICK = process.env.SOFTDPU_BENCH_QUICK === '1';
+/**
+ * `softdpu bench --quick`: a smoke run, every message count divided by 10 and every measurement run once
+ * instead of RUNS times (figures are noisier). Set by `configure()` before any benchmark starts; read
+ * these live bindings when measuring, not at import.
+ */
+export let QUICK = false;
+
+/** How often each measurement runs (the median of the runs is reported): 3, or 1 in a quick run. */
+export let RUNS = 3;
+
+/** `--filter REGEX`: the scenarios to measure, matched against "bench/scenario" (and the bench's name). */
+let filter: RegExp | undefined;
+
+/** The runner's settings for the benchmarks that follow. */
+export function configure(o: { quick: boolean; filter?: RegExp | undefined }): void {
+  QUICK = o.quick;
+  RUNS = o.quick ? 1 : 3;
+  filter = o.filter;
+}
 
 /** A message count: `n`, or a tenth of it (at least `min`) in a quick run. Every contender of a row gets it. */
 export const count = (n: number, min = 100): number => (QUICK ? Math.max(min, Math.round(n / 10)) : n);
@@ -37,8 +55,8 @@ export function percentiles(samples: number[]): { p50: number; p99: number } {
   return { p50: kept[Math.floor(kept.length / 2)]!, p99: kept[Math.floor(kept.length * 0.99)]! };
 }
 
-/** GB/s of `copy` walking `dst` in `size` steps; best of 5 runs of `total` bytes (default 512 MiB). */
-export function bandwidth(size: number, dst: Uint8Array, copy: (src: Uint8Array, dst: Uint8Array, offset: number) => void, total = 512 << 20): number {
+/** GB/s of `copy` walking `dst` in `size` steps; best of 5 runs of `total` bytes (default 512 MiB, 64 quick). */
+export function bandwidth(size: number, dst: Uint8Array, copy: (src: Uint8Array, dst: Uint8Array, offset: number) => void, total = (QUICK ? 64 : 512) << 20): number {
   const src = Buffer.alloc(size, 0x5a);
   const slots = Math.floor(dst.length / size);
   let best = 0;
@@ -92,9 +110,6 @@ export function printCpu(cpuUs: number, messages: number): void {
   process.stdout.write(JSON.stringify({ cpu_us_per_msg: cpuUs / Math.max(1, messages), messages }) + '\n');
 }
 
-/** How often each measurement runs; the median of the runs is reported. */
-export const RUNS = 3;
-
 /** Runs `fn` `runs` times, one after the other. */
 export async function repeat<T>(fn: () => T | Promise<T>, runs = RUNS): Promise<T[]> {
   const out: T[] = [];
@@ -112,9 +127,9 @@ export function medians<T extends object>(runs: T[]): T {
   return out as T;
 }
 
-/** Runs `fn` with a fresh directory under /tmp (a fabric, sockets), removed afterwards in any case. */
+/** Runs `fn` with a fresh directory under $TMPDIR or /tmp (a fabric, sockets), removed afterwards in any case. */
 export async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
-  const dir = mkdtempSync('/tmp/sdpu-bench-');
+  const dir = mkdtempSync(join(tmpdir(), 'sdpu-bench-'));
   try {
     return await fn(dir);
   } finally {
@@ -252,6 +267,7 @@ export function printTable(title: string, rows: Row[]): void {
   const all: Row[] = [header, ...rows];
   const width = (k: keyof Row) => Math.max(...all.map((r) => (r[k] ?? '').length));
   const line = (r: Row) => '  ' + keys.map((k) => (k === 'what' || k === 'target' ? (r[k] ?? '').padEnd(width(k)) : (r[k] ?? '').padStart(width(k)))).join('  ').trimEnd();
+  hooks.beforeOutput();
   process.stdout.write(`\n${title}\n${line(header)}\n${rows.map(line).join('\n')}\n`);
 }
 
@@ -281,3 +297,232 @@ export function rttRows(what: string, soft: Rtt, ref: Rtt, refLabel: string, tar
 export const gbps = (x: number) => `${x.toFixed(2)} GB/s`;
 export const ratio = (x: number) => `${x.toFixed(2)}x`;
 export const msgRate = (x: number) => `${(x / 1e6).toFixed(2)} M msg/s`;
+
+// ---- scenarios: one softdpu measurement next to its baselines, for the tables, --json and --plot -------
+
+/**
+ * One contender's figures, whichever it measured: round-trip percentiles; CPU time (user + system) per
+ * message of every process or thread involved (for a ping-pong also each side's); rates; idle CPU.
+ */
+export interface Figure {
+  p50_us?: number;
+  p99_us?: number;
+  cpu_us_per_msg?: number;
+  cpu_pinger_us_per_msg?: number;
+  cpu_echoer_us_per_msg?: number;
+  msgs_per_s?: number;
+  gbps?: number;
+  ops_per_s?: number;
+  cpu_pct?: number;
+  idle_cpu_pct?: number;
+}
+export type FigureKey = keyof Figure;
+
+/** What softdpu is compared with, named for the tables and the plots. */
+export interface Baseline extends Figure {
+  label: string;
+}
+
+/** The figure a scenario is about: latency and CPU are better lower, rates higher. */
+export type Metric = 'p50_us' | 'msgs_per_s' | 'gbps' | 'ops_per_s' | 'cpu_pct';
+
+/** A target of the project: softdpu's figure, or its ratio to a baseline (`of`), against a limit. */
+export interface TargetSpec {
+  metric: FigureKey;
+  op: '<=' | '>=' | '<';
+  limit: number;
+  /** The baseline (key) the limit is a ratio to; absent: a limit on softdpu's own figure. */
+  of?: string;
+  /** Said after the verdict, e.g. "stretch". */
+  note?: string;
+}
+export interface TargetResult extends TargetSpec {
+  /** softdpu's figure, or its ratio to the baseline. */
+  value: number;
+  met: boolean;
+  /** e.g. "p50 <= 1.0x socket, callbacks". */
+  text: string;
+}
+
+/** What a benchmark measured for one scenario. */
+export interface ScenarioSpec {
+  title: string;
+  metric: Metric;
+  /** Messages (round trips, adds...) every contender made, and what they are. */
+  count?: number;
+  unit?: string;
+  size_bytes?: number;
+  /** The message-size sweep this scenario is a point of, plotted against size_bytes. */
+  sweep?: { id: string; title: string };
+  softdpu: Figure;
+  /** How the tables name softdpu's contender (default "softdpu"). */
+  softdpu_label?: string;
+  baselines?: Record<string, Baseline>;
+  targets?: TargetSpec[];
+}
+
+/** A scenario as `--json` gives it: every key always there (null where it does not apply). */
+export interface Scenario {
+  /** "bench/scenario", what --filter matches. */
+  id: string;
+  bench: string;
+  title: string;
+  metric: Metric;
+  better: 'lower' | 'higher';
+  count: number | null;
+  unit: string | null;
+  size_bytes: number | null;
+  sweep: { id: string; title: string } | null;
+  softdpu: Figure & { label: string };
+  baselines: Record<string, Baseline>;
+  /** softdpu / baseline, for every figure both have. */
+  ratios: Record<string, Partial<Record<FigureKey, number>>>;
+  targets: TargetResult[];
+}
+
+/** What the runner hears: a benchmark's scenario starts; and what it must do before a table is printed. */
+export const hooks = {
+  progress: (_bench: string, _scenario: string): void => {},
+  beforeOutput: (): void => {},
+};
+
+let bench = '';
+let recorded: Scenario[] = [];
+
+/** The runner: `name` starts; scenarios recorded from here on are its. */
+export function beginBench(name: string): void {
+  bench = name;
+  recorded = [];
+}
+
+/** The scenarios the current benchmark recorded. */
+export const benchScenarios = (): Scenario[] => recorded;
+
+/** Whether --filter selects scenario `id` of the current benchmark (it matches "bench/id", or the bench). */
+export const selected = (id: string): boolean => !filter || filter.test(bench) || filter.test(`${bench}/${id}`);
+
+const RATIO_KEYS: FigureKey[] = ['p50_us', 'p99_us', 'cpu_us_per_msg', 'msgs_per_s', 'gbps', 'ops_per_s', 'cpu_pct', 'idle_cpu_pct'];
+const SHORT: Record<FigureKey, string> = {
+  p50_us: 'p50',
+  p99_us: 'p99',
+  cpu_us_per_msg: 'CPU per msg',
+  cpu_pinger_us_per_msg: 'pinger CPU',
+  cpu_echoer_us_per_msg: 'echoer CPU',
+  msgs_per_s: 'rate',
+  gbps: 'bandwidth',
+  ops_per_s: 'rate',
+  cpu_pct: 'CPU',
+  idle_cpu_pct: 'idle CPU',
+};
+
+/** A figure with its unit: "2 us", "3 M msg/s", "1 %". */
+export function formatFigure(key: FigureKey, x: number): string {
+  if (key === 'msgs_per_s') return `${+(x / 1e6).toPrecision(3)} M msg/s`;
+  if (key === 'ops_per_s') return `${+(x / 1e6).toPrecision(3)} M ops/s`;
+  if (key === 'gbps') return `${+x.toPrecision(3)} GB/s`;
+  if (key === 'cpu_pct' || key === 'idle_cpu_pct') return `${+x.toPrecision(3)} %`;
+  return `${+x.toPrecision(3)} us`;
+}
+
+/** Ratios of every figure both have, and the targets judged. */
+function finish(id: string, spec: ScenarioSpec): Scenario {
+  const baselines = spec.baselines ?? {};
+  const ratios = Object.fromEntries(
+    Object.entries(baselines).map(([k, b]) => [k, Object.fromEntries(RATIO_KEYS.filter((f) => spec.softdpu[f] !== undefined && b[f] !== undefined && b[f] !== 0).map((f) => [f, spec.softdpu[f]! / b[f]!]))]),
+  );
+  const targets = (spec.targets ?? []).map((t): TargetResult => {
+    const value = t.of === undefined ? spec.softdpu[t.metric]! : ratios[t.of]?.[t.metric] ?? NaN;
+    const met = t.op === '<=' ? value <= t.limit : t.op === '<' ? value < t.limit : value >= t.limit;
+    const limit = t.of === undefined ? formatFigure(t.metric, t.limit) : `${t.limit.toFixed(Number.isInteger(Math.round(t.limit * 1000) / 100) ? 1 : 2)}x ${baselines[t.of]?.label ?? t.of}`;
+    return { ...t, value, met, text: `${SHORT[t.metric]} ${t.op} ${limit}` };
+  });
+  return {
+    id: `${bench}/${id}`,
+    bench,
+    title: spec.title,
+    metric: spec.metric,
+    better: spec.metric === 'p50_us' || spec.metric === 'cpu_pct' ? 'lower' : 'higher',
+    count: spec.count ?? null,
+    unit: spec.unit ?? null,
+    size_bytes: spec.size_bytes ?? null,
+    sweep: spec.sweep ?? null,
+    softdpu: { label: spec.softdpu_label ?? 'softdpu', ...spec.softdpu },
+    baselines,
+    ratios,
+    targets,
+  };
+}
+
+/**
+ * Scenario `id` of the current benchmark: unless --filter leaves it out, says it starts, measures it,
+ * and records it (for the table, the JSON and the plot).
+ */
+export async function scenario(id: string, measure: () => Promise<ScenarioSpec>): Promise<Scenario | undefined> {
+  if (!selected(id)) return undefined;
+  hooks.progress(bench, id);
+  const s = finish(id, await measure());
+  recorded.push(s);
+  return s;
+}
+
+/** A cell of `metric`: "p50 / p99 us", or the rate. */
+function cell(metric: Metric, f: Figure): string {
+  if (metric === 'p50_us') return `${(f.p50_us ?? NaN).toFixed(2)} / ${(f.p99_us ?? NaN).toFixed(2)} us`;
+  if (metric === 'cpu_pct') return `${(f.cpu_pct ?? NaN).toFixed(3)} %`;
+  if (metric === 'gbps') return gbps(f.gbps ?? NaN);
+  const x = (f[metric] ?? NaN) / 1e6;
+  return `${x.toFixed(x < 0.1 ? 3 : 2)} M ${metric === 'ops_per_s' ? 'ops' : 'msg'}/s`;
+}
+
+/** A CPU cell: "pinger / echoer us" for a ping-pong of two processes, else the total; idle CPU after. */
+function cpuCellOf(f: Figure): string {
+  const split = f.cpu_pinger_us_per_msg !== undefined && f.cpu_echoer_us_per_msg !== undefined;
+  const us = split ? `${f.cpu_pinger_us_per_msg!.toFixed(1)} / ${f.cpu_echoer_us_per_msg!.toFixed(1)} us` : `${(f.cpu_us_per_msg ?? NaN).toFixed(1)} us`;
+  return f.idle_cpu_pct === undefined ? us : `${us}; idle ${f.idle_cpu_pct.toFixed(2)} %`;
+}
+
+const verdicts = (ts: TargetResult[]) => ts.map((t) => `${t.text.replace(/ (\d+(?:\.\d+)?)x .*$/, ' $1x')}: ${t.met ? 'met' : 'MISSED'}${t.note ? ` (${t.note})` : ''}`).join(', ');
+
+/**
+ * A scenario's table rows: softdpu next to each baseline (ratio = softdpu / baseline; latency: p50
+ * ratio / p99 ratio), then for latencies the CPU per message of each; targets on the rows they compare.
+ */
+export function scenarioRows(s: Scenario): Row[] {
+  const what = s.count === null ? s.title : `${s.title} (${s.count} ${s.unit ?? 'msgs'})`;
+  const soft = cell(s.metric, s.softdpu);
+  const absolute = s.targets.filter((t) => t.of === undefined);
+  const withTarget = (row: Row, ts: TargetResult[]): Row => (ts.length ? { ...row, target: verdicts(ts) } : row);
+  const keys = Object.keys(s.baselines);
+  if (!keys.length) return [withTarget({ what, softdpu: soft, reference: '-', ratio: '-' }, absolute)];
+  return keys.flatMap((k, i): Row[] => {
+    const b = s.baselines[k]!;
+    const r = s.ratios[k]!;
+    const ratioCell = s.metric === 'p50_us' ? `${ratio(r.p50_us ?? NaN)} / ${ratio(r.p99_us ?? NaN)}` : ratio(r[s.metric] ?? NaN);
+    const rows = [withTarget({ what: i === 0 ? what : `  vs ${b.label}`, softdpu: soft, reference: `${cell(s.metric, b)} (${b.label})`, ratio: ratioCell }, [...(i === 0 ? absolute : []), ...s.targets.filter((t) => t.of === k)])];
+    if (s.metric === 'p50_us' && s.softdpu.cpu_us_per_msg !== undefined && b.cpu_us_per_msg !== undefined) {
+      const split = s.softdpu.cpu_pinger_us_per_msg !== undefined && b.cpu_pinger_us_per_msg !== undefined;
+      rows.push({ what: `    CPU per round trip${split ? ': pinger / echoer' : ''}`, softdpu: cpuCellOf(s.softdpu), reference: `${cpuCellOf(b)} (${b.label})`, ratio: ratio(r.cpu_us_per_msg ?? NaN) });
+    }
+    return rows;
+  });
+}
+
+/** Prints the current benchmark's table: every scenario it recorded (nothing if --filter left none). */
+export function printScenarios(title: string): void {
+  if (recorded.length) printTable(title, recorded.flatMap(scenarioRows));
+}
+
+/** A ping-pong's figures (Rtt) with the CPU of both sides summed into cpu_us_per_msg. */
+export function rttFigure(r: Rtt): Figure {
+  const f: Figure = { p50_us: r.p50_us, p99_us: r.p99_us };
+  if (r.cpu_pinger_us_per_msg !== undefined && r.cpu_echoer_us_per_msg !== undefined) {
+    Object.assign(f, { cpu_us_per_msg: r.cpu_pinger_us_per_msg + r.cpu_echoer_us_per_msg, cpu_pinger_us_per_msg: r.cpu_pinger_us_per_msg, cpu_echoer_us_per_msg: r.cpu_echoer_us_per_msg });
+  }
+  return f;
+}
+
+/** A baseline from a ping-pong's figures. */
+export const rttBaseline = (label: string, r: Rtt): Baseline => ({ label, ...rttFigure(r) });
+
+/** Message sizes as the tables say them: "64 B", "4 KiB", "1 MiB". */
+export const sizeLabel = (size: number): string => (size >= 1 << 20 && size % (1 << 20) === 0 ? `${size >> 20} MiB` : size >= 1024 && size % 1024 === 0 ? `${size >> 10} KiB` : `${size} B`);

@@ -1,23 +1,30 @@
 /**
- * `npm run bench [-- NAME...] [-- --json FILE]`: runs the benchmarks (all, or those named) and prints a
- * table per benchmark, then every figure as JSON (to stdout, or to FILE). SOFTDPU_BENCH_QUICK=1 divides
- * every message count by 10 (a smoke run).
+ * The benchmark runner behind `softdpu bench` (src/cli/bench.ts loads this file from a source checkout;
+ * the npm package ships no benchmarks): runs the benchmarks chosen, prints a table per benchmark, and
+ * gathers every scenario (softdpu's figures next to each baseline's, ratios, targets) into one result,
+ * which `--json` writes and `--plot` draws (plot.ts).
  */
-import { writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { parseArgs } from 'node:util';
 import { comchBench } from './comch.bench.js';
 import { dpaBench } from './dpa.bench.js';
 import { fabricBench } from './fabric.bench.js';
 import { fastpathBench } from './fastpath.bench.js';
 import { faultsBench } from './faults.bench.js';
 import { idleBench } from './idle.bench.js';
-import { QUICK } from './lib.js';
+import { beginBench, benchScenarios, canPin, configure, hooks, type Scenario } from './lib.js';
+import { observeBench } from './observe.bench.js';
 import { scaleBench } from './scale.bench.js';
 import { syncEventBench } from './sync-event.bench.js';
 import { threadsBench } from './threads.bench.js';
 
-const benches: Record<string, () => Promise<Record<string, unknown>>> = {
+export { plotHtml, plotSvg } from './plot.js';
+
+/**
+ * Every benchmark, in the order a full run takes them. A benchmark is a function that measures, prints
+ * its table and resolves with whatever else it wants in the JSON; it records its scenarios with
+ * `scenario()` (lib.ts), which also honours --filter. Add a benchmark with one line here.
+ */
+export const benches: Record<string, () => Promise<Record<string, unknown>>> = {
   fabric: fabricBench,
   comch: comchBench,
   fastpath: fastpathBench,
@@ -27,22 +34,77 @@ const benches: Record<string, () => Promise<Record<string, unknown>>> = {
   threads: threadsBench,
   faults: faultsBench,
   dpa: dpaBench,
+  observe: observeBench,
 };
 
-const { values, positionals } = parseArgs({ options: { json: { type: 'string' } }, allowPositionals: true });
-const chosen = positionals.length ? positionals : Object.keys(benches);
-for (const name of chosen) if (!benches[name]) throw new Error(`unknown benchmark ${name} (have: ${Object.keys(benches).join(', ')})`);
-// Anything else running skews every figure: the load average before and after each benchmark says so.
-const load = () => loadavg().map((x) => Number(x.toFixed(2)));
-const results: Record<string, unknown> = { node: process.version, date: new Date().toISOString(), cpus: cpus().length, quick: QUICK };
-for (const name of chosen) {
-  const t0 = performance.now();
-  const before = load();
-  const figures = await benches[name]!();
-  const after = load();
-  results[name] = { ...figures, seconds: (performance.now() - t0) / 1000, loadavg_before: before, loadavg_after: after };
-  process.stdout.write(`  (${name}: ${((performance.now() - t0) / 1000).toFixed(1)} s; load average 1/5/15 min before ${before.join(' ')}, after ${after.join(' ')} on ${cpus().length} cpus)\n`);
+export interface RunOptions {
+  /** Benchmarks to run (all when empty). */
+  names: string[];
+  quick: boolean;
+  /** Scenarios to measure, matched against "bench/scenario" or the benchmark's name. */
+  filter?: RegExp | undefined;
+  /** A benchmark (its index among those run, and how many) or one of its scenarios starts. */
+  onProgress?: (p: { bench: string; index: number; of: number; scenario?: string }) => void;
+  /** Called before a table is written to stdout (a progress line on the same terminal must go first). */
+  beforeOutput?: () => void;
 }
-const json = JSON.stringify(results, null, 2);
-if (values.json) writeFileSync(values.json, json + '\n');
-else process.stdout.write(`\n${json}\n`);
+
+/** What `--json` writes. Its shape is stable: version it (`schema`) when it changes. */
+export interface BenchResult {
+  schema: 'softdpu-bench/1';
+  node: string;
+  date: string;
+  cpus: number;
+  pinned: boolean;
+  quick: boolean;
+  filter: string | null;
+  seconds: number;
+  /** Per benchmark run: its time, the load average around it (a busy machine skews every figure), extras. */
+  benches: Record<string, { seconds: number; loadavg_before: number[]; loadavg_after: number[]; scenarios: number; details: Record<string, unknown> }>;
+  scenarios: Scenario[];
+}
+
+/** Throws (naming the benchmarks there are) if a name is unknown. */
+export function checkNames(names: string[]): void {
+  for (const name of names) if (!benches[name]) throw new Error(`unknown benchmark ${JSON.stringify(name)} (there are: ${Object.keys(benches).join(', ')})`);
+}
+
+export async function runBenchmarks(o: RunOptions): Promise<BenchResult> {
+  checkNames(o.names);
+  const chosen = o.names.length ? o.names : Object.keys(benches);
+  configure({ quick: o.quick, filter: o.filter });
+  if (o.beforeOutput) hooks.beforeOutput = o.beforeOutput;
+  const load = () => loadavg().map((x) => Number(x.toFixed(2)));
+  const t0 = performance.now();
+  const result: BenchResult = {
+    schema: 'softdpu-bench/1',
+    node: process.version,
+    date: new Date().toISOString(),
+    cpus: cpus().length,
+    pinned: canPin,
+    quick: o.quick,
+    filter: o.filter?.source ?? null,
+    seconds: 0,
+    benches: {},
+    scenarios: [],
+  };
+  for (const [index, name] of chosen.entries()) {
+    hooks.progress = (bench, scenario) => o.onProgress?.({ bench, index, of: chosen.length, scenario });
+    o.onProgress?.({ bench: name, index, of: chosen.length });
+    const started = performance.now();
+    const before = load();
+    beginBench(name);
+    const details = await benches[name]!();
+    const after = load();
+    const scenarios = benchScenarios();
+    const seconds = (performance.now() - started) / 1000;
+    result.benches[name] = { seconds, loadavg_before: before, loadavg_after: after, scenarios: scenarios.length, details };
+    result.scenarios.push(...scenarios);
+    if (scenarios.length) {
+      hooks.beforeOutput();
+      process.stdout.write(`  (${name}: ${seconds.toFixed(1)} s; load average 1/5/15 min before ${before.join(' ')}, after ${after.join(' ')} on ${result.cpus} cpus)\n`);
+    }
+  }
+  result.seconds = (performance.now() - t0) / 1000;
+  return result;
+}

@@ -38,6 +38,16 @@ async function waitEq(event: SyncEvent, side: Side | undefined, value: bigint): 
   }
 }
 
+/**
+ * Sets `event` to `value`: synchronously, or (async mode: the event runs as a context, and DOCA keeps the
+ * modes apart) through a notify-set task, whose completion is taken at once so that its task is free.
+ */
+function updateSet(event: SyncEvent, side: Side | undefined, value: bigint): void {
+  if (!side) return event.updateSet(value);
+  side.ctx.taskNotifySetAllocInit(value).submit();
+  while (side.pe.getNumInflightTasks() > 0) side.pe.progress();
+}
+
 /** The async sides of both events, or starts them for synchronous waits. */
 const sides = (events: SyncEvent[]): Side[] => (mode === 'async' ? events.map(asyncSide) : (events.forEach((e) => e.start()), []));
 
@@ -68,7 +78,7 @@ if (role === 'hold') {
     const cpu = cpuMeter();
     for (let i = 1; i <= n; i++) {
       const t0 = performance.now();
-      e1.updateSet(BigInt(i));
+      updateSet(e1, s[0], BigInt(i));
       await waitEq(e2, s[1], BigInt(i));
       samples.push((performance.now() - t0) * 1000);
     }
@@ -89,7 +99,7 @@ if (role === 'hold') {
     const s = sides([e1, e2]);
     if (role === 'idle-b') {
       await idle(e1, s[0]!);
-      e2.updateSet(1n); // lets a end
+      updateSet(e2, s[1], 1n); // lets a end
       await sleep(50);
       process.exit(0); // e1 never reaches 1: the pending wait would keep this side forever
     } else {
@@ -97,7 +107,7 @@ if (role === 'hold') {
       for (let i = 1; i <= n; i++) {
         await waitEq(e1, s[0], BigInt(i));
         if (i === 1) cpu = cpuMeter();
-        e2.updateSet(BigInt(i));
+        updateSet(e2, s[1], BigInt(i));
       }
       printCpu(cpu(), n);
     }

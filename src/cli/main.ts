@@ -36,6 +36,12 @@ commands:
   doctor [--json]      whether softdpu works here: the native addon loaded (or how to build it),
                        the kernel features it uses, the fabric directory; exit 1 if something fails
   sample NAME [flags]  run one of NVIDIA's samples (softdpu sample --list; NAME -h for its flags)
+  bench [NAME...] [--quick] [--filter REGEX] [--json FILE] [--plot FILE.svg|FILE.html]
+                       the benchmarks (all, or those named: fabric, comch, fastpath, sync-event,
+                       idle, scale, threads, faults, dpa, observe), a table each; --quick a smoke
+                       run, --filter the scenarios whose "bench/scenario" matches, --json every figure (- for
+                       stdout), --plot latency and bandwidth against message size with the targets.
+                       In a source checkout only (npm run bench)
   demo                 what \`npm start\` runs: the samples' DPU and host sides as separate processes,
                        on a private fabric (--fabric is ignored)
 
@@ -172,6 +178,13 @@ function run(argv: string[]): number | Promise<number> {
     }
     case 'sample':
       return sample(rest);
+    case 'bench': {
+      const { values, positionals } = parse(rest, { quick: { type: 'boolean' }, filter: { type: 'string' }, json: { type: 'string' }, plot: { type: 'string' } });
+      if (values.help) return help();
+      const str = (v: string | boolean | undefined) => (typeof v === 'string' ? v : undefined);
+      // Imported here: the benchmarks load the native addon (see sample()).
+      return import('./bench.js').then(({ bench }) => bench({ names: positionals, quick: !!values.quick, filter: str(values.filter), json: str(values.json), plot: str(values.plot) }));
+    }
     default:
       throw new UsageError(`unknown command ${JSON.stringify(command)}`);
   }

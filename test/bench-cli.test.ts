@@ -1,0 +1,217 @@
+/**
+ * `softdpu bench`: the whole quick run gives every scenario a softdpu figure and each of its baselines'
+ * (--json), --plot draws the sweeps as well-formed SVG with every series named, --filter measures only
+ * what it selects, and an installed package (no dist/bench) says where the benchmarks are. The benchmark
+ * suite busy-polls both cores: scripts/run-tests.mjs runs this file alone, after the others.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { type TestContext, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const dist = join(dirname(fileURLToPath(import.meta.url)), '..');
+const cli = join(dist, 'src', 'cli', 'main.js');
+
+interface Figure {
+  [key: string]: number | string | undefined;
+}
+interface Scenario {
+  id: string;
+  bench: string;
+  metric: string;
+  size_bytes: number | null;
+  sweep: { id: string; title: string } | null;
+  softdpu: Figure;
+  baselines: Record<string, Figure & { label: string }>;
+  ratios: Record<string, Record<string, number>>;
+  targets: { text: string; value: number; met: boolean; of?: string }[];
+}
+interface Result {
+  schema: string;
+  quick: boolean;
+  benches: Record<string, { scenarios: number; seconds: number }>;
+  scenarios: Scenario[];
+}
+
+/** A temp directory of this test, removed afterwards; the benchmarks make theirs under it (TMPDIR). */
+function tempDir(t: TestContext): string {
+  const dir = mkdtempSync('/tmp/sdpu-bench-cli-');
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** Every descendant of `pid` (children first found, then theirs), from /proc. */
+function descendants(pid: number): number[] {
+  const parent = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      parent.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const out: number[] = [];
+  for (let i = -1; i < out.length; i++) {
+    const of = i < 0 ? pid : out[i]!;
+    for (const [p, pp] of parent) if (pp === of) out.push(p);
+  }
+  return out;
+}
+
+/** Runs `softdpu ARGS...` to its end; if the test ends first, the CLI and every peer it started are killed. */
+function softdpu(t: TestContext, args: string[], env: Record<string, string>, script = cli): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let [stdout, stderr] = ['', ''];
+  child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
+  child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
+  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+  t.after(() => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    for (const pid of [child.pid!, ...descendants(child.pid!)]) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone already
+      }
+    }
+  });
+  return done;
+}
+
+/**
+ * A small XML reader, enough to prove the SVG well-formed: every tag closed in order, attributes quoted,
+ * text escaped. Returns each element's name and attributes, and the text of <text> elements.
+ */
+function readXml(src: string): { root: string; rootAttrs: Record<string, string>; elements: { name: string; attrs: Record<string, string> }[]; texts: string[] } {
+  const token = /<!--[\s\S]*?-->|<(\/?)([A-Za-z][\w:.-]*)((?:\s+[\w:.-]+="[^"<]*")*)\s*(\/?)>|([^<]+)/y;
+  const stack: string[] = [];
+  const elements: { name: string; attrs: Record<string, string> }[] = [];
+  const texts: string[] = [];
+  let root = '';
+  let pos = 0;
+  while (pos < src.length) {
+    token.lastIndex = pos;
+    const m = token.exec(src);
+    assert.ok(m, `not well-formed XML at ${pos}: ${JSON.stringify(src.slice(pos, pos + 60))}`);
+    pos = token.lastIndex;
+    const [, close, name, attrText, selfClose, text] = m;
+    if (text !== undefined) {
+      assert.ok(stack.length || !text.trim(), `text outside the root: ${JSON.stringify(text.slice(0, 40))}`);
+      assert.doesNotMatch(text, /&(?!(amp|lt|gt|quot|apos|#\d+|#x[0-9a-f]+);)/i, `unescaped & in ${JSON.stringify(text)}`);
+      if (stack.at(-1) === 'text') texts.push(text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&amp;/g, '&'));
+    } else if (name !== undefined) {
+      if (close) {
+        assert.equal(stack.pop(), name, `</${name}> closes another element`);
+        continue;
+      }
+      if (!root) root = name;
+      else assert.ok(stack.length, `a second root element <${name}>`);
+      const attrs = Object.fromEntries([...attrText!.matchAll(/([\w:.-]+)="([^"]*)"/g)].map((a) => [a[1]!, a[2]!]));
+      elements.push({ name, attrs });
+      if (!selfClose) stack.push(name);
+    }
+  }
+  assert.deepEqual(stack, [], 'every element is closed');
+  return { root, rootAttrs: elements[0]?.attrs ?? {}, elements, texts };
+}
+
+test('softdpu bench --quick: every scenario has a softdpu figure and its baselines; --plot x.svg draws them', { timeout: 600_000 }, async (t) => {
+  const dir = tempDir(t);
+  const [json, svg] = [join(dir, 'bench.json'), join(dir, 'bench.svg')];
+  const run = await softdpu(t, ['bench', '--quick', '--json', json, '--plot', svg], { TMPDIR: dir });
+  assert.equal(run.code, 0, `softdpu bench exited with ${run.code}\n${run.stderr.slice(-4000)}\n${run.stdout.slice(-4000)}`);
+  const result = JSON.parse(readFileSync(json, 'utf8')) as Result;
+  assert.equal(result.schema, 'softdpu-bench/1');
+  assert.equal(result.quick, true);
+  // Every benchmark measured (a table each on stdout) and recorded scenarios.
+  for (const [name, b] of Object.entries(result.benches)) {
+    assert.ok(b.scenarios > 0, `benchmark ${name} recorded no scenario: measure through scenario() (bench/lib.ts)`);
+    assert.ok(result.scenarios.some((s) => s.bench === name));
+  }
+  for (const name of ['fabric', 'comch', 'fastpath', 'sync-event', 'idle', 'scale', 'threads', 'faults', 'dpa', 'observe']) assert.ok(result.benches[name], `benchmark ${name} ran`);
+  assert.equal(new Set(result.scenarios.map((s) => s.id)).size, result.scenarios.length, 'scenario ids are unique');
+  // Idle CPU can be 0 in a quiet second; every other figure is a time or a rate.
+  const valid = (metric: string, v: unknown) => typeof v === 'number' && Number.isFinite(v) && (metric === 'cpu_pct' ? v >= 0 : v > 0);
+  let baselines = 0;
+  for (const s of result.scenarios) {
+    assert.ok(valid(s.metric, s.softdpu[s.metric]), `${s.id}: softdpu's ${s.metric} is ${s.softdpu[s.metric]}`);
+    if (s.metric === 'p50_us') assert.ok((s.softdpu.p99_us as number) >= (s.softdpu.p50_us as number), `${s.id}: p99 >= p50`);
+    for (const [key, b] of Object.entries(s.baselines)) {
+      baselines++;
+      assert.ok(b.label, `${s.id}: baseline ${key} has a label`);
+      assert.ok(valid(s.metric, b[s.metric]), `${s.id}: baseline ${key}'s ${s.metric} is ${b[s.metric]}`);
+      if (s.metric !== 'cpu_pct') assert.ok(Number.isFinite(s.ratios[key]?.[s.metric]), `${s.id}: the ratio to ${key}`);
+    }
+    for (const target of s.targets) {
+      assert.equal(typeof target.met, 'boolean', `${s.id}: ${target.text}`);
+      assert.ok(Number.isFinite(target.value), `${s.id}: ${target.text} has a value`);
+      if (target.of !== undefined) assert.ok(s.baselines[target.of], `${s.id}: ${target.text} compares with one of its baselines`);
+    }
+  }
+  assert.ok(baselines >= 50, `${baselines} baseline figures`);
+  // The message-size sweeps: control-path and fast-path round trips, fast-path bandwidth.
+  const sizes = (sweep: string) => result.scenarios.filter((s) => s.sweep?.id === sweep).map((s) => s.size_bytes);
+  assert.deepEqual(sizes('comch_rtt_asleep'), [64, 256, 1024, 4080]);
+  assert.deepEqual(sizes('fastpath_rtt_asleep'), [64, 1024, 4096, 16384, 65536]);
+  assert.deepEqual(sizes('fastpath_bandwidth'), [64, 1024, 4096, 16384, 65536, 1 << 20]);
+  const byId = new Map(result.scenarios.map((s) => [s.id, s]));
+  assert.deepEqual(Object.keys(byId.get('comch/rtt_asleep_1024')!.baselines), ['socket_callbacks', 'c_futex_shm']);
+  assert.deepEqual(Object.keys(byId.get('fastpath/bandwidth_4096')!.baselines), ['c_shm_ring', 'socket_one_write_per_msg', 'zmq_ipc', 'buffer_copy_one_process']);
+  assert.ok(byId.get('dpa/rtt_poll')!.targets.some((x) => x.text === 'p50 <= 3.0x SAB spin'));
+  assert.ok(byId.get('sync-event/rtt_async_asleep')!.targets.some((x) => x.text === 'p50 <= 1.0x socket, callbacks'));
+  // Tables on stdout, the progress on stderr (not a terminal here: a line per step).
+  assert.match(run.stdout, /^comch control path, cross-process/m);
+  assert.match(run.stderr, /^softdpu bench \d+:\d\d \[3\/10\] fastpath > bandwidth_65536$/m);
+
+  const doc = readXml(readFileSync(svg, 'utf8'));
+  assert.equal(doc.root, 'svg');
+  assert.equal(doc.rootAttrs.xmlns, 'http://www.w3.org/2000/svg');
+  for (const e of doc.elements) {
+    for (const k of ['x', 'y', 'x1', 'x2', 'y1', 'y2', 'cx', 'cy', 'width', 'height']) if (e.attrs[k] !== undefined) assert.ok(Number.isFinite(Number(e.attrs[k])), `<${e.name} ${k}="${e.attrs[k]}">`);
+    if (e.attrs.points !== undefined) assert.ok(e.attrs.points.split(/[ ,]/).every((v) => Number.isFinite(Number(v))), `<${e.name} points="${e.attrs.points}">`);
+  }
+  const charts = doc.elements.filter((e) => e.name === 'g' && e.attrs.class === 'chart').map((e) => e.attrs.id);
+  assert.deepEqual(charts, ['comch_rtt_asleep', 'fastpath_rtt_asleep', 'fastpath_bandwidth']);
+  for (const series of ['softdpu', 'socket, callbacks', 'C futex, shared buffers', 'C two-process ring', 'socket, one write per message', 'zeromq ipc://', 'Buffer.copy, one process, cache-hot']) {
+    assert.ok(doc.texts.includes(series), `the legend names ${series}`);
+  }
+  assert.ok(doc.texts.includes('target: p50 <= 1.0x socket, callbacks (shaded: met)'));
+  assert.ok(doc.texts.includes('target: bandwidth >= 0.8x C two-process ring (shaded: met)'));
+  assert.ok(doc.texts.some((x) => /^Targets: \d+ of \d+ met in this run$/.test(x)));
+  assert.ok(doc.texts.includes('dpa/rtt_poll: p50 <= 3.0x SAB spin'));
+});
+
+test('softdpu bench --filter measures only the scenarios it selects; --plot x.html embeds the SVG', { timeout: 120_000 }, async (t) => {
+  const dir = tempDir(t);
+  const [json, html] = [join(dir, 'f.json'), join(dir, 'f.html')];
+  const run = await softdpu(t, ['bench', 'fabric', 'fastpath', '--quick', '--filter', 'copy_4096|rtt_asleep_1024$', '--json', json, '--plot', html], { TMPDIR: dir });
+  assert.equal(run.code, 0, run.stderr);
+  const result = JSON.parse(readFileSync(json, 'utf8')) as Result;
+  assert.deepEqual(result.scenarios.map((s) => s.id), ['fabric/copy_4096', 'fastpath/rtt_asleep_1024']);
+  assert.deepEqual(Object.keys(result.benches), ['fabric', 'fastpath']);
+  const page = readFileSync(html, 'utf8');
+  assert.match(page, /^<!doctype html>/);
+  assert.match(page, /<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+  assert.match(page, /<td>fastpath\/rtt_asleep_1024<\/td>/);
+  assert.doesNotMatch(page, /<script|https?:\/\/(?!www\.w3\.org\/2000\/svg)/, 'the page loads nothing');
+  assert.deepEqual(readdirSync(dir).sort(), ['f.html', 'f.json'], 'the benchmarks removed their temp directories');
+
+  const usage = await softdpu(t, ['bench', 'nope'], {});
+  assert.equal(usage.code, 2);
+  assert.match(usage.stderr, /unknown benchmark "nope" \(there are: fabric, comch, /);
+});
+
+test('softdpu bench without dist/bench (an installed package) says where the benchmarks are, exit 2', { timeout: 30_000 }, async (t) => {
+  const dir = tempDir(t);
+  mkdirSync(join(dir, 'dist'));
+  cpSync(join(dist, 'src'), join(dir, 'dist', 'src'), { recursive: true });
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
+  const run = await softdpu(t, ['bench', '--quick'], {}, join(dir, 'dist', 'src', 'cli', 'main.js'));
+  assert.equal(run.code, 2);
+  assert.equal(run.stdout, '');
+  assert.match(run.stderr, /^softdpu bench: the benchmarks ship with the source repository, not the npm package: .*npm run bench.*\n$/);
+});
