@@ -1,6 +1,21 @@
 /**
- * softdpu: NVIDIA DOCA Comch and DOCA Sync Event, with the DOCA Core objects they use, over an emulated
- * PCIe fabric. See docs/doca-mapping.md for the `doca_*` -> softdpu table.
+ * softdpu: NVIDIA DOCA Comch and DOCA Sync Event, with the DOCA Core objects they use, and DOCA DPA, over
+ * an emulated PCIe fabric. Names follow DOCA's in TypeScript casing (`doca_comch_server_create` ->
+ * `ComchServer.create`); docs/doca-mapping.md has the whole `doca_*` -> softdpu table.
+ *
+ * @example
+ * ```ts
+ * import { ComchClient, ProgressEngine, openDeviceByPci } from 'softdpu';
+ *
+ * const pe = ProgressEngine.create();
+ * const client = ComchClient.create(openDeviceByPci('b1:00.0'), 'echo');
+ * pe.connectCtx(client);
+ * client.taskSendSetConf(() => {}, () => {}, 16);
+ * client.start();
+ * const connection = await client.connected({ timeoutMs: 10_000 });
+ * ```
+ *
+ * @module softdpu
  */
 export * from './core/error.js';
 export * from './core/log.js';
@@ -15,7 +30,9 @@ export * from './core/buf.js';
 export { allocSharedMemory, freeSharedMemory } from './core/memory.js';
 export * from './comch/caps.js';
 export * from './sync-event/caps.js';
+export { type WaitOptions } from './core/wait.js';
 export { Fabric, currentFabric, useFabric, type FabricOptions } from './fabric/fabric.js';
+export { type SweepReport } from './fabric/dir.js';
 export { PciAddress } from './fabric/pci.js';
 export {
   DEFAULT_CAPS,
@@ -24,6 +41,12 @@ export {
   loadTopologyFile,
   parseTopology,
   type Caps,
+  type ComchCaps,
+  type ConsumerCaps,
+  type DpaCaps,
+  type MmapCaps,
+  type ProducerCaps,
+  type SyncEventCaps,
   type DeviceSpec,
   type FunctionType,
   type RepresentorSpec,

@@ -10,6 +10,7 @@ import { DocaErrorCode } from '../src/core/error.js';
 import { DpaAsyncOps, DpaCompletion, DpaNotificationCompletion } from '../src/dpa/completion.js';
 import type { Dpa } from '../src/dpa/dpa.js';
 import { DpaThread } from '../src/dpa/thread.js';
+import { Faults } from '../src/fabric/fault-api.js';
 import { SyncEvent } from '../src/sync-event/sync-event.js';
 import { dpaFabric, eventually, onCleanup, startDpa, threadCount } from './helpers/dpa.js';
 import { code } from './helpers/errors.js';
@@ -235,4 +236,43 @@ test('configuration and life rules of threads and completions', { timeout: 30_00
   thread.stop();
   thread.destroy();
   assert.throws(() => DpaCompletion.create(dpa, 0), code('INVALID_VALUE'));
+});
+
+test('a fault plan loses or delays a DPA thread\'s activation (event dpa_activation); re-arming, or the delay, brings it back', { timeout: 30_000 }, async (t) => {
+  // API faults reach the execution units made after them (a worker starts with its creator's plans).
+  Faults.clear();
+  t.after(() => Faults.clear());
+  Faults.add({ id: 'lose-1', kind: 'lose-event', match: { ctx: 'doca_dpa', event: 'dpa_activation' }, count: 1 });
+  Faults.add({ id: 'delay-1', kind: 'delay-event', match: { event: 'dpa_activation' }, after: 1, count: 1, delayMs: 1500 });
+  // One execution unit: the completions are posted, and the activations made, in one thread, which
+  // counts the faults' triggers (they are per thread).
+  dpaFabric(t, { numEus: 1 });
+  const dev = openDeviceByPci('03:00.0');
+  const dpa = startDpa(t, dev);
+  const c = countingThread(dpa, dev, true);
+  onCleanup(t, c.close);
+  c.thread.run();
+
+  // The first activation is lost: the completion waits in its queue, the context is disarmed, so
+  // nothing activates the thread until it is re-armed.
+  c.post(0n);
+  c.trigger.updateSet(1n);
+  await new Promise((r) => setTimeout(r, 400));
+  assert.equal(c.report.get(), 0n, 'the lost activation did not run the thread');
+  dpa.rpc('rearm', c.cq.getDpaHandle());
+  await eventually(() => c.report.get() === 1n, 'the activation on re-arming (a completion was waiting)');
+
+  // The next one (the thread re-armed itself) is delayed by 1.5 s: not run at once, run after.
+  c.post(1n);
+  c.trigger.updateSet(2n);
+  await new Promise((r) => setTimeout(r, 400));
+  assert.equal(c.report.get(), 1n, 'the delayed activation has not run yet');
+  await eventually(() => c.report.get() === 2n, 'the delayed activation', 10_000);
+
+  // Both faults are spent: activations run at once again.
+  for (let i = 2; i < 6; i++) {
+    c.post(BigInt(i));
+    c.trigger.updateSet(BigInt(i + 1));
+    await eventually(() => c.report.get() === BigInt(i + 1), `activation ${i + 1}`);
+  }
 });

@@ -2,16 +2,18 @@
  * What `softdpu top` and `softdpu view` show, made from the observer's snapshots (fabric/stats-reader.ts):
  * one row per process thread and per object under it (in parent order), per-second rates from the
  * difference of two snapshots, and the links between processes (their comch connections, with the
- * traffic that crosses them). Any object kind is shown the same way (kind, name, state, counters); only
- * connections get more (the process at the other end).
+ * traffic that crosses them). Any object kind is shown the same way (kind, name, state, counters); an
+ * object with a peer (a connection, an imported sync event) also names the process at the other end.
  */
 import type { EventSnapshot, FabricSnapshot, ObjectSnapshot, ThreadSnapshot } from '../fabric/stats-reader.js';
+import { STATE_NAMES as STATES_BY_KIND, StatKind } from '../fabric/stats.js';
 
 /** Counters that say how many there are now, not how many happened: no rate. */
 const GAUGES = new Set(['connections', 'threads', 'value', 'waiters', 'consumers', 'producers']);
-/** The names of each kind's states, by value; a kind not here shows its state as a number. */
-const CTX_STATES = ['IDLE', 'STARTING', 'RUNNING', 'STOPPING']; // core/ctx.ts CtxState
-const STATE_NAMES: Record<string, readonly string[]> = { server: CTX_STATES, client: CTX_STATES, consumer: CTX_STATES, producer: CTX_STATES };
+/** The names of each kind's states, by value (fabric/stats.ts); a kind not here shows its state as a number. */
+const STATE_NAMES: Record<string, readonly string[]> = Object.fromEntries(
+  Object.entries(StatKind).flatMap(([name, kind]) => (STATES_BY_KIND[kind] ? [[name.toLowerCase(), STATES_BY_KIND[kind]!]] : [])),
+);
 /** How many of the most recent events a view keeps. */
 export const MAX_EVENTS = 200;
 
@@ -41,7 +43,7 @@ export interface ObjectRow {
   /** Nesting under its parent object (0: top level of its thread). */
   depth: number;
   id: number;
-  /** The process at the other end (connections), else 0. */
+  /** The process at the other end (connections, imported sync events), else 0. */
   peer: number;
   counters: Record<string, number>;
   /** Per second, for counters that count what happened; absent until there are two snapshots. */
@@ -242,8 +244,9 @@ export function bytes(n: number): string {
   return `${v.toFixed(v < 10 ? 1 : 0)} ${units[u]}`;
 }
 
-/** A counter's value as a person reads it: bytes as bytes, the rest in SI. */
-export function counterText(name: string, value: number): string {
+/** A counter's value as a person reads it: bytes as bytes, a sync event's value exactly, the rest in SI. */
+export function counterText(name: string, value: number, kind?: string): string {
+  if (kind === 'sync_event' && name === 'value') return String(value);
   return name.endsWith('bytes') ? bytes(value) : si(value);
 }
 

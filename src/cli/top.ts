@@ -46,7 +46,7 @@ function countersText(r: ObjectRow): string {
     return `sent ${si(c.sent_messages ?? 0)} (${bytes(c.sent_bytes ?? 0)})  recv ${si(c.recv_messages ?? 0)} (${bytes(c.recv_bytes ?? 0)})`;
   }
   return Object.entries(c)
-    .map(([k, v]) => `${k} ${counterText(k, v)}`)
+    .map(([k, v]) => `${k} ${counterText(k, v, r.kind)}`)
     .join('  ');
 }
 
@@ -62,7 +62,7 @@ function rowLine(r: Row, titles: Map<number, string>, cut: boolean): string {
     const title = r.title || (r.alive ? '' : '(died before this observer looked: softdpu fabric clean removes it)');
     return line([r.tid === r.pid ? String(r.pid) : `${r.pid}/${r.tid}`, 'process', title, r.alive ? 'alive' : 'DEAD', '', '', r.devices.map((d) => d.pci).join(' ')], cut);
   }
-  const name = r.kind === 'connection' && r.peer > 0 ? `${r.name} ↔ ${r.peer}${titles.has(r.peer) ? ` ${titles.get(r.peer)}` : ''}` : r.name;
+  const name = r.peer > 0 ? `${r.name} ↔ ${r.peer}${titles.has(r.peer) ? ` ${titles.get(r.peer)}` : ''}` : r.name;
   const [ops, b] = rateColumns(r);
   return line(['', `${'  '.repeat(r.depth + 1)}${r.kind}`, name, r.alive ? r.state : 'dead', ops, b, countersText(r)], cut);
 }

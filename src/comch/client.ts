@@ -27,6 +27,23 @@ const log = sdkLogSource('comch_client');
 const RETRY_MS = 100;
 const HANDSHAKE_TIMEOUT_MS = 5000;
 
+/**
+ * The comch client, `struct doca_comch_client` (`doca_comch_client_create`, a `doca_ctx`): runs on a host
+ * function and connects to the server of that name bound to its function's representor. `start()` leaves
+ * it STARTING until the server answers (retried every 100 ms); it reaches RUNNING inside `progress()`,
+ * which needs turns of Node's event loop for the handshake (`pe.run()`, or a loop that awaits).
+ *
+ * @example
+ * ```ts
+ * // doca_comch_client_create(dev, "echo", &client); ... doca_comch_client_get_connection(client, &conn)
+ * const client = ComchClient.create(openDeviceByPci('b1:00.0'), 'echo');
+ * pe.connectCtx(client);
+ * client.taskSendSetConf(() => {}, () => {}, 16);
+ * client.start(); // 'DOCA_ERROR_IN_PROGRESS': STARTING
+ * const connection = await client.connected({ timeoutMs: 10_000 }); // while pe.run() progresses
+ * await connection.send(new TextEncoder().encode('hello'));
+ * ```
+ */
 export class ComchClient extends ComchCtx {
   private retryTimer: NodeJS.Timeout | undefined;
   private socket: Socket | undefined;
@@ -78,7 +95,7 @@ export class ComchClient extends ComchCtx {
     return this.getConnection();
   }
 
-  /** The connection ended: the client fails (RUNNING -> STOPPING -> IDLE), flushing held-back sends with `reason`. */
+  /** @internal The connection ended: the client fails (RUNNING -> STOPPING -> IDLE), flushing held-back sends with `reason`. */
   _closed(connection: ComchConnection, reason: DocaError): void {
     this.removeConnection(connection);
     this.stat.c[0] = 0;

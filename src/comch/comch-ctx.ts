@@ -22,12 +22,15 @@ import {
   comchProducerCapGetMaxProducers,
 } from './caps.js';
 import type { ComchConnectionRef } from './registry.js';
+import type { ComchClient } from './client.js';
 import type { ComchConnection } from './connection.js';
 import { ComchSendTask } from './send-task.js';
+import type { ComchServer } from './server.js';
 
 /** The receive event (`struct doca_comch_event_msg_recv`): names the context it came from. */
 export interface ComchEvent {
-  readonly ctx: ComchCtx;
+  /** The server or client whose callback runs. */
+  readonly ctx: ComchServer | ComchClient;
 }
 
 /** `doca_comch_event_msg_recv_cb_t`: `recvBuffer` is a copy the callback may keep. */
@@ -56,7 +59,8 @@ export abstract class ComchCtx extends Context {
   private iterator: PullIterator<ComchMessage> | undefined;
   /** Connections holding messages nobody asked for yet: looked at again when someone does. */
   private readonly parked = new Set<ComchConnection>();
-  protected readonly event: ComchEvent = { ctx: this };
+  // Every comch context is a ComchServer or a ComchClient (the only two subclasses).
+  protected readonly event: ComchEvent = { ctx: this as unknown as ComchServer | ComchClient };
 
   protected constructor(
     /** DOCA's prefix for this context's calls, e.g. 'doca_comch_server'. */

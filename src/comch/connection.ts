@@ -50,6 +50,24 @@ type State = 'connected' | 'disconnecting' | 'closing' | 'closed';
 
 let lastId = 0;
 
+/**
+ * A comch connection, `struct doca_comch_connection`: one client and one server, made by the handshake
+ * and handed to the server's connection callback (`doca_comch_server_event_connection_status_changed_register`)
+ * or by `doca_comch_client_get_connection`. Sends are ordered and never dropped (a full receive ring holds
+ * them back); each message received is a copy the receiver keeps. Producers and consumers of the fast
+ * path are made on it (`doca_comch_producer_create(connection, ...)`).
+ *
+ * @example
+ * ```ts
+ * // doca_comch_client_get_connection(client, &conn); doca_comch_client_task_send_alloc_init(client, conn, msg, len, &task)
+ * const connection = client.getConnection();
+ * await connection.send(new TextEncoder().encode('ping')); // alloc, submit, await, free
+ * for await (const reply of connection.messages({ timeoutMs: 5_000 })) {
+ *   console.log(new TextDecoder().decode(reply));
+ *   break;
+ * }
+ * ```
+ */
 export class ComchConnection implements WakeSource {
   /** `doca_comch_connection_set_user_data` / `get_user_data`. */
   userData: unknown;
@@ -72,7 +90,7 @@ export class ComchConnection implements WakeSource {
   private readonly peerWantsRoom: number;
   private readonly peerSide: Side;
   private unwatchPeer: () => void = () => {};
-  /** The fast-path registry (consumer table) this side's context relays for. */
+  /** @internal The fast-path registry (consumer table) this side's context relays for. */
   readonly registry: Registry;
   private readonly controlOut: RingWriter;
   private readonly controlIn: RingReader;
@@ -80,17 +98,19 @@ export class ComchConnection implements WakeSource {
   private readonly announced = new Set<number>();
   private readonly ownerWatches = new Map<number, { key: string; unwatch: () => void }>();
   private readonly record = new Uint8Array(CONTROL_PAYLOAD);
-  /** Producers and consumers made from this object in this thread (the teardown helper stops them). */
+  /** @internal Producers and consumers made from this object in this thread (the teardown helper stops them). */
   readonly _children = new Set<Context>();
 
   /** @internal made by the server or client once the handshake is done. */
   constructor(
     private readonly owner: ComchCtx,
+    /** @internal Which end of the connection this object is. */
     readonly side: Side,
     private readonly socket: Socket,
     private readonly segment: Segment,
+    /** @internal Where the rings and tables are in the connection's segment. */
     readonly layout: ConnLayout,
-    /** The process at the other end. */
+    /** @internal The process at the other end. */
     readonly peer: ProcessIdentity,
   ) {
     const out = side === 'server' ? { base: layout.s2cBase, slots: layout.s2cSlots } : { base: layout.c2sBase, slots: layout.c2sSlots };

@@ -5,6 +5,24 @@ import { Task, type TaskConf } from '../core/task.js';
 import type { ComchConsumer } from './consumer.js';
 import type { Filled } from './consumer-queue.js';
 
+/**
+ * The consumer's post-receive task, `struct doca_comch_consumer_task_post_recv`
+ * (`doca_comch_consumer_task_post_recv_alloc_init`): one buffer offered to the producers on the other
+ * side. It completes when a producer filled it: the buffer's data window is then what arrived.
+ *
+ * @example
+ * ```ts
+ * // doca_comch_consumer_task_post_recv_set_conf(consumer, recv_cb, err_cb, 16); ..._alloc_init(consumer, buf, &task)
+ * consumer.taskPostRecvSetConf((task) => {
+ *   console.log(task.getProducerId(), task.getBuf().getData(), task.getImmData());
+ *   task.getBuf().resetDataLen();
+ *   task.submit(); // post the buffer again
+ * }, (task) => task.free(), 16);
+ * consumer.start();
+ * await consumer.waitForState('RUNNING'); // the peer registered it
+ * consumer.taskPostRecvAllocInit(buf).submit();
+ * ```
+ */
 export class ComchConsumerPostRecvTask extends Task {
   private immData: Uint8Array | undefined;
   private producerId = 0;

@@ -39,6 +39,24 @@ const log = sdkLogSource('comch_consumer');
 /** A claim whose producer never said who it is (it died between claiming and writing its name). */
 const ANONYMOUS_CLAIM_MS = 1000;
 
+/**
+ * The comch consumer, `struct doca_comch_consumer` (`doca_comch_consumer_create`, a `doca_ctx`): the fast
+ * path's receiver. It posts receive buffers of a memory map with PCI read/write permission, and producers
+ * on the other side of the connection fill them directly. `start()` leaves it STARTING until the peer has
+ * registered it (its new-consumer event fires then); nothing already delivered is lost when it stops.
+ *
+ * @example
+ * ```ts
+ * // doca_comch_consumer_create(conn, mmap, &consumer); doca_comch_consumer_task_post_recv_alloc_init(consumer, buf, &task)
+ * const consumer = ComchConsumer.create(connection, mmap); // mmap over allocSharedMemory(), PCI_READ_WRITE
+ * pe.connectCtx(consumer);
+ * consumer.taskPostRecvSetConf(() => {}, () => {}, 16);
+ * consumer.start();
+ * await consumer.waitForState('RUNNING', { timeoutMs: 5_000 }); // the peer registered it
+ * const bufs = [0, 1, 2, 3].map((i) => inv.bufGetByAddr(mmap, mmap.getMemrange().subarray(i * 1024, (i + 1) * 1024)));
+ * for await (const { data, producerId } of consumer.messages(bufs)) console.log(producerId, data.length);
+ * ```
+ */
 export class ComchConsumer extends ComchEndpoint {
   private immLen = 0;
   private queue: ConsumerQueue | undefined;

@@ -15,14 +15,21 @@ import type { ComchProducerSendTask } from './producer-task.js';
 
 /** How a send retries while the consumer has no posted buffer (AGAIN). Defaults: 16 at once, then 16 x 1 ms. */
 export interface RetryPolicy {
+  /** Retries at once, each after one turn of the event loop (default 16). */
   immediate?: number;
+  /** Retries after those, each `delayMs` later (default 16). */
   delayed?: number;
+  /** Milliseconds between the delayed retries (default 1). */
   delayMs?: number;
 }
 
+/** What `ComchProducer.send()` sends to whom, how it retries, and how long it may take in all. */
 export interface ProducerSendOptions extends WaitOptions {
+  /** The consumer to fill (`doca_comch_consumer_get_id` on the other side; the new-consumer event gives it). */
   consumerId: number;
+  /** Immediate data carried with the buffer (`doca_comch_producer_task_send_alloc_init`'s `imm_data`). */
   immData?: Uint8Array;
+  /** How to retry while the consumer has no posted buffer (AGAIN). */
   retry?: RetryPolicy;
 }
 
@@ -73,8 +80,11 @@ export async function producerSend(producer: ComchProducer, buf: DocaBuf, option
 export interface ComchReceived {
   /** The buffer; its data window is what arrived. It is posted again when you ask for the next message. */
   buf: DocaBuf;
+  /** `buf.getData()`: a view of what arrived, valid until the next message is asked for. */
   data: Uint8Array;
+  /** The immediate data, if the producer sent any. */
   immData: Uint8Array | undefined;
+  /** The sending producer's id (`doca_comch_consumer_task_post_recv_get_producer_id`). */
   producerId: number;
 }
 

@@ -15,6 +15,7 @@ import type { Dev } from '../core/dev.js';
 import { capabilityReport } from '../core/caps.js';
 import { DocaError, describeValue } from '../core/error.js';
 import type { Segment } from '../fabric/segment.js';
+import { detachedRecord, StatKind, type StatRecord, statRecord } from '../fabric/stats.js';
 import { ComchConsumer } from './consumer.js';
 import { connLayout, createConnSegment } from './layout.js';
 import { ComchProducer } from './producer.js';
@@ -34,6 +35,22 @@ export const DPA_SIDE: MsgqSide = 'client';
 
 let nextId = 1;
 
+/**
+ * The comch MsgQ, `struct doca_comch_msgq` (`doca_comch_msgq_create`): consumers and producers on one
+ * device without a server, client or connection, one direction per queue: its consumers on a DPA
+ * (CPU -> DPA, `setDpaConsumer`) or its producers (DPA -> CPU, `setDpaProducer`). CPU endpoints are
+ * `ComchConsumer` and `ComchProducer` carrying immediate data only (at most 32 bytes, no buffers).
+ *
+ * @example
+ * ```ts
+ * // doca_comch_msgq_create(dev, &msgq); doca_comch_msgq_set_dpa_consumer(msgq, dpa); doca_comch_msgq_start(msgq)
+ * const toDpa = ComchMsgq.create(dev);
+ * toDpa.setDpaConsumer(dpa);
+ * toDpa.start();
+ * const dpaConsumer = ComchDpaConsumer.create(toDpa); // then its completion, setDevMaxNumRecv, start
+ * const producer = toDpa.producerCreate(); // a CPU ComchProducer: taskSendAllocInit(undefined, imm, consumerId)
+ * ```
+ */
 export class ComchMsgq {
   private dpaConsumer: MsgqDpa | undefined;
   private dpaProducer: MsgqDpa | undefined;
@@ -43,6 +60,8 @@ export class ComchMsgq {
   private registry: Registry | undefined;
   private reference: ComchConnectionRef | undefined;
   private destroyed = false;
+  /** What observers of the fabric see of it while started (fabric/stats.ts MSGQ). */
+  private stat: StatRecord = detachedRecord();
   readonly id = nextId++;
   readonly name = `comch msgq ${this.id}`;
 
@@ -92,10 +111,12 @@ export class ComchMsgq {
     this.maxProducers = this.count('doca_comch_msgq_set_max_num_producers', n, capabilityReport(this.dev.asDevinfo().spec).producer.maxProducers);
   }
 
+  /** `doca_comch_msgq_get_max_num_consumers`. */
   getMaxNumConsumers(): number {
     return this.maxConsumers;
   }
 
+  /** `doca_comch_msgq_get_max_num_producers`. */
   getMaxNumProducers(): number {
     return this.maxProducers;
   }
@@ -120,7 +141,16 @@ export class ComchMsgq {
       },
     };
     this.segment = segment;
-    this.registry = attach(this.reference, call);
+    const registry = attach(this.reference, call);
+    this.registry = registry;
+    const direction = this.dpaConsumer ? 'cpu→dpa' : this.dpaProducer ? 'dpa→cpu' : 'cpu→cpu';
+    const stat = statRecord(this.dev.fabric.dir, StatKind.MSGQ, `${this.name} ${direction}`, this.dev._stat, this.id);
+    this.stat = stat;
+    // Endpoints of this thread come and go through the shared registry: count both sides then.
+    registry.onChange = () => {
+      stat.c[0] = registry.consumers(CPU_SIDE) + registry.consumers(DPA_SIDE);
+      stat.c[1] = registry.producers(CPU_SIDE) + registry.producers(DPA_SIDE);
+    };
   }
 
   /** `doca_comch_msgq_stop`: refused (IN_USE) while consumers or producers made from it exist. */
@@ -131,6 +161,8 @@ export class ComchMsgq {
     const r = this.registry;
     const n = r.consumers(CPU_SIDE) + r.consumers(DPA_SIDE) + r.producers(CPU_SIDE) + r.producers(DPA_SIDE);
     if (n > 0) throw new DocaError('IN_USE', call, `${n} consumer(s) and producer(s) made from ${this.name} still exist; destroy them first`);
+    r.onChange = undefined;
+    this.stat.release();
     r.close();
     detach(r);
     this.segment!.close();

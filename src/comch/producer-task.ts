@@ -4,6 +4,22 @@ import { DocaError } from '../core/error.js';
 import { Task, type TaskConf } from '../core/task.js';
 import type { ComchProducer } from './producer.js';
 
+/**
+ * The producer's send task, `struct doca_comch_producer_task_send`
+ * (`doca_comch_producer_task_send_alloc_init`): a buffer, and immediate data, for one remote consumer.
+ * `submit()` throws AGAIN, and nothing changes, while that consumer has no posted buffer: resubmit later.
+ *
+ * @example
+ * ```ts
+ * // doca_comch_producer_task_send_alloc_init(producer, buf, imm, imm_len, consumer_id, &task); doca_task_submit(...)
+ * const task = producer.taskSendAllocInit(buf, new Uint8Array([1, 2]), consumerId);
+ * try {
+ *   task.submit(); // completes through the conf's success callback inside progress()
+ * } catch (err) {
+ *   if (!DocaError.is(err, 'AGAIN')) throw err; // no posted buffer yet: submit again later
+ * }
+ * ```
+ */
 export class ComchProducerSendTask extends Task {
   private immData: Uint8Array | undefined;
 

@@ -35,6 +35,25 @@ interface Target {
   bit: number;
 }
 
+/**
+ * The comch producer, `struct doca_comch_producer` (`doca_comch_producer_create`, a `doca_ctx`): the fast
+ * path's sender. A send copies the buffer's data straight into the remote consumer's next posted buffer
+ * (one copy, like DMA) and completes; with no buffer posted it is refused with AGAIN and nothing changes.
+ * It is made on an established connection, in its thread or in a worker (`connection.share()`).
+ *
+ * @example
+ * ```ts
+ * // doca_comch_producer_create(conn, &producer); doca_comch_producer_task_send_alloc_init(producer, buf, NULL, 0, consumer_id, &task)
+ * let consumerId = 0;
+ * server.eventConsumerRegister((event, conn, id) => (consumerId = id), () => {}); // before server.start()
+ * // ... once connected, and the peer's consumer was announced:
+ * const producer = ComchProducer.create(connection);
+ * pe.connectCtx(producer);
+ * producer.taskSendSetConf(() => {}, () => {}, 32);
+ * producer.start();
+ * await producer.send(inv.bufGetByData(mmap, payload), { consumerId, timeoutMs: 1_000 });
+ * ```
+ */
 export class ComchProducer extends ComchEndpoint {
   private readonly targets = new Map<number, Target>();
   private readonly memories = new Map<string, Segment>();

@@ -16,6 +16,7 @@ import { CONN_CLOSED, CONN_CONNECTED, CONSUMER, type ConnLayout, ENTRY, entryOff
 /** What a worker thread needs to create producers and consumers on a connection (structured-cloneable). */
 export interface ComchConnectionRef {
   readonly segment: SegmentDescriptor;
+  /** @internal Which end of the connection the endpoints made from it are on. */
   readonly side: Side;
   /** The owning context's connection id, for messages. */
   readonly id: number;
@@ -41,6 +42,8 @@ export class Registry {
   private readonly view: DataView;
   /** The two contexts' bells, opened when first rung. */
   private readonly owners: { server?: { bell: RemoteBell; bit: number }; client?: { bell: RemoteBell; bit: number } } = {};
+  /** Called after this thread reserved or released an entry (a MsgQ counts its endpoints for observers). */
+  onChange: (() => void) | undefined;
 
   constructor(
     readonly segment: Segment,
@@ -147,6 +150,7 @@ export class Registry {
       this.view.setFloat64(base + ENTRY.OWNER + 16, selfThread.tstart, true);
       Atomics.store(this.i32, at, CONSUMER.CREATED);
       this.ringOwner(side);
+      this.onChange?.();
       return { index: i, id };
     }
     throw new DocaError('NO_MEMORY', call, `the connection's endpoint table (${this.layout.entries} entries) is full`);
@@ -192,6 +196,7 @@ export class Registry {
     if (this.segment.closed) return;
     Atomics.store(this.i32, (entryOffset(index) + ENTRY.BELL) / 4, 0);
     Atomics.store(this.i32, (entryOffset(index) + ENTRY.STATE) / 4, CONSUMER.FREE);
+    this.onChange?.();
   }
 
   /** Fills a started consumer's entry in and asks its side's context to announce it. */

@@ -4,6 +4,19 @@ import { Task } from '../core/task.js';
 import type { ComchConnection } from './connection.js';
 import type { ComchCtx } from './comch-ctx.js';
 
+/**
+ * The comch send task, `struct doca_comch_task_send` (`doca_comch_server_task_send_alloc_init`,
+ * `doca_comch_client_task_send_alloc_init`): one control-path message on one connection. It completes
+ * once the message is in the peer's receive queue.
+ *
+ * @example
+ * ```ts
+ * // doca_comch_server_task_send_alloc_init(server, conn, msg, len, &task); doca_task_submit(doca_comch_task_send_as_task(task))
+ * server.taskSendSetConf((task) => task.free(), (task) => { console.error(task.error); task.free(); }, 32);
+ * // ... once RUNNING, in the connection callback or later:
+ * server.taskSendAllocInit(connection, new TextEncoder().encode('hello')).submit();
+ * ```
+ */
 export class ComchSendTask extends Task {
   /** @internal use `server.taskSendAllocInit` / `client.taskSendAllocInit`. */
   constructor(

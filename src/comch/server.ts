@@ -48,6 +48,25 @@ export function checkServerName(call: string, name: string, maxNameLen: number):
   return bytes;
 }
 
+/**
+ * The comch server, `struct doca_comch_server` (`doca_comch_server_create`, a `doca_ctx`): runs on the
+ * DPU's Arm side, bound to the representor of one host function, and accepts the clients of that function
+ * that ask for its exact name. Messages arrive through `eventMsgRecvRegister` or `messages()`; replies go
+ * back as send tasks on the connection they came on (or `connection.send()`).
+ *
+ * @example
+ * ```ts
+ * // doca_comch_server_create(dev, rep, "echo", &server); doca_pe_connect_ctx(pe, doca_comch_server_as_ctx(server));
+ * const arm = openDeviceByPci('03:00.0');
+ * const server = ComchServer.create(arm, openRepresentorByPci(arm, DevinfoRepFilter.NET, 'b1:00.0'), 'echo');
+ * pe.connectCtx(server);
+ * server.taskSendSetConf((task) => task.free(), (task) => task.free(), 16);
+ * server.eventMsgRecvRegister((event, data, len, connection) => {
+ *   server.taskSendAllocInit(connection, data).submit(); // echo
+ * });
+ * server.start();
+ * ```
+ */
 export class ComchServer extends ComchCtx {
   private lock: Server | undefined;
   private listener: Server | undefined;

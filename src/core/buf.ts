@@ -17,7 +17,19 @@ function offsetIn(range: Uint8Array, view: Uint8Array): number {
   return off >= 0 && off + view.length <= range.length ? off : -1;
 }
 
-/** `struct doca_buf_inventory`: a pool of buffer descriptors. */
+/**
+ * A buffer inventory, `struct doca_buf_inventory` (`doca_buf_inventory_create`): a pool of buffer
+ * descriptors over memory maps.
+ *
+ * @example
+ * ```ts
+ * // doca_buf_inventory_create(16, &inv); doca_buf_inventory_start(inv); doca_buf_inventory_buf_get_by_data(inv, mmap, addr, len, &buf)
+ * const inv = BufInventory.create(16);
+ * inv.start();
+ * const buf = inv.bufGetByData(mmap, mmap.getMemrange().subarray(0, 64));
+ * buf.decRefcount(); // back to the inventory
+ * ```
+ */
 export class BufInventory {
   private capacity: number;
   private out = 0;
@@ -130,7 +142,19 @@ export class BufInventory {
   }
 }
 
-/** `struct doca_buf`. */
+/**
+ * A buffer, `struct doca_buf`: a region of a memory map (its head) with a data window inside it. Where
+ * DOCA gives addresses, the getters give `Uint8Array` views of the map's memory.
+ *
+ * @example
+ * ```ts
+ * // doca_buf_inventory_buf_get_by_addr(inv, mmap, addr, len, &buf); doca_buf_set_data(buf, addr, 5)
+ * const buf = inv.bufGetByAddr(mmap, mmap.getMemrange().subarray(0, 256)); // empty: data length 0
+ * buf.getHead().set(new TextEncoder().encode('hello'));
+ * buf.setDataLen(5);
+ * console.log(buf.getData()); // the 5 bytes
+ * ```
+ */
 export class DocaBuf {
   private refs = 1;
   /** The data view, kept until the window or the memory changes (a producer sends the same buf often). */

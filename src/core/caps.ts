@@ -6,7 +6,12 @@
 import { active as faultsActive, faultCaps } from '../fabric/faults.js';
 import type { Caps, DeviceSpec } from '../fabric/topology.js';
 
+/**
+ * Everything a device answers to `doca_*_cap_*` queries, by library: the topology's limits ({@link Caps})
+ * with the `*_is_supported` answers that depend on the device's side and function type.
+ */
 export interface CapabilityReport {
+  /** `doca_comch_cap_*`; `server` and `client` are `doca_comch_cap_server_is_supported` / `_client_is_supported`. */
   readonly comch: Caps['comch'] & { readonly server: boolean; readonly client: boolean };
   readonly consumer: Caps['consumer'] & { readonly supported: boolean };
   readonly producer: Caps['producer'] & { readonly supported: boolean };

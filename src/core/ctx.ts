@@ -22,7 +22,8 @@ import { boundedWait, type WaitOptions } from './wait.js';
 export const CtxState = { IDLE: 0, STARTING: 1, RUNNING: 2, STOPPING: 3 } as const;
 export type CtxState = (typeof CtxState)[keyof typeof CtxState];
 const NAMES = ['IDLE', 'STARTING', 'RUNNING', 'STOPPING'] as const;
-export type CtxStateName = (typeof NAMES)[number];
+/** A state's name, as `ctx.state` gives it: `'IDLE'`, `'STARTING'`, `'RUNNING'` or `'STOPPING'`. */
+export type CtxStateName = keyof typeof CtxState;
 
 /** The name of a state, e.g. `'RUNNING'`. */
 export function ctxStateName(state: CtxState): CtxStateName {
@@ -36,16 +37,16 @@ export type CtxStateChangedCb = (userData: unknown, ctx: Context, prevState: Ctx
 export type CtxStartStopResult = 'DOCA_SUCCESS' | 'DOCA_ERROR_IN_PROGRESS';
 
 /**
- * Something in shared memory that peers change and then ring the engine's doorbell for (a connection's
- * queues, a consumer's queue, an event waited on); its context looks at it when it rang, or on every
- * call while the engine polls everything (fabric/doorbell.ts).
+ * @internal Something in shared memory that peers change and then ring the engine's doorbell for (a
+ * connection's queues, a consumer's queue, an event waited on); its context looks at it when it rang, or
+ * on every call while the engine polls everything (fabric/doorbell.ts).
  */
 export interface WakeSource {
   /** @internal the engine's bit for it, -1 while not registered. */
   _bit: number;
   /** @internal queued in its context's ready list. */
   _ready: boolean;
-  /** Looks at shared memory and queues work on its context; true when it stopped early and must look again. */
+  /** @internal Looks at shared memory and queues work on its context; true when it stopped early and must look again. */
   _pollSource(): boolean;
 }
 
@@ -60,6 +61,22 @@ interface StateWaiter {
   reject: (err: unknown) => void;
 }
 
+/**
+ * A DOCA context, `struct doca_ctx`: what every context shares (comch server, client, producer and
+ * consumer, sync event context, the DPA-side comch objects). DOCA reaches it through `*_as_ctx()`; here
+ * the object is the context. IDLE -> (STARTING ->) RUNNING -> (STOPPING ->) IDLE; configuration only
+ * while IDLE, tasks only while RUNNING. Transitions that `start()` and `stop()` make call the state
+ * callback before they return; the asynchronous ones happen inside `ProgressEngine.progress()`.
+ *
+ * @example
+ * ```ts
+ * // doca_ctx_set_state_changed_cb(ctx, cb); doca_ctx_start(ctx); ... doca_ctx_stop(ctx)
+ * server.setStateChangedCb((userData, ctx, prev, next) => console.log(ctxStateName(next)));
+ * server.start(); // 'DOCA_SUCCESS': RUNNING already
+ * await server.waitForState('RUNNING', { timeoutMs: 5_000 });
+ * await server.stopAndWait(); // stop(), then progress until IDLE
+ * ```
+ */
 export abstract class Context {
   private st: CtxState = CtxState.IDLE;
   private engine: ProgressEngine | undefined;

@@ -9,7 +9,7 @@ import { StatKind, type StatRecord, statRecord } from '../fabric/stats.js';
 import { Devinfo, devinfoCreateList, devinfoDestroyList, DevinfoRep, DevinfoRepFilter, ListLife, lists } from './devinfo.js';
 import { DocaError, describeValue } from './error.js';
 
-/** Something that holds an opened device or representor, named in IN_USE messages. */
+/** @internal Something that holds an opened device or representor, named in IN_USE messages. */
 export interface DevUser {
   readonly name: string;
 }
@@ -67,7 +67,21 @@ abstract class Opened {
 const openDevs = new Map<string, Opened>();
 const openReps = new Map<string, Opened>();
 
-/** `struct doca_dev`: an opened device. */
+/**
+ * `struct doca_dev`: an opened device.
+ *
+ * @example
+ * ```ts
+ * // the samples' open_doca_device_with_pci("03:00.0", check_caps, &dev); ... doca_dev_close(dev)
+ * const dev = openDeviceByPci('03:00.0', {
+ *   check: (info) => {
+ *     if (!comchCapServerIsSupported(info)) throw new Error('no comch server on this device');
+ *   },
+ * });
+ * console.log(dev.asDevinfo().getPciAddrStr()); // '0000:03:00.0'
+ * dev.close();
+ * ```
+ */
 export class Dev extends Opened {
   private readonly info: Devinfo;
 
@@ -83,6 +97,11 @@ export class Dev extends Opened {
 
   protected override _onClosed(): void {
     this.stat.release();
+  }
+
+  /** @internal its introspection record (what lives on the device hangs below it). */
+  get _stat(): StatRecord {
+    return this.stat;
   }
 
   /** `doca_dev_open`: opens the device, or adds a reference if this process already opened it. */
@@ -108,7 +127,16 @@ export class Dev extends Opened {
   }
 }
 
-/** `struct doca_dev_rep`: an opened representor. */
+/**
+ * `struct doca_dev_rep`: an opened representor.
+ *
+ * @example
+ * ```ts
+ * // the samples' open_doca_device_rep_with_pci(dev, DOCA_DEVINFO_REP_FILTER_NET, "b1:00.0", &rep)
+ * const rep = openRepresentorByPci(dev, DevinfoRepFilter.NET, 'b1:00.0');
+ * const server = ComchServer.create(dev, rep, 'echo');
+ * ```
+ */
 export class DevRep extends Opened {
   private readonly info: DevinfoRep;
 

@@ -14,14 +14,18 @@ export type PciFuncType = (typeof PciFuncType)[keyof typeof PciFuncType];
 /** `enum doca_devinfo_rep_filter`. */
 export const DevinfoRepFilter = { ALL: 0, NET: 1 << 1, EMULATED: 1 << 2 } as const;
 
-/** `DOCA_DEVINFO_PCI_ADDR_SIZE` and friends. */
+/** `DOCA_DEVINFO_PCI_ADDR_SIZE`: a PCI address string `DDDD:BB:DD.F` with its NUL. */
 export const DEVINFO_PCI_ADDR_SIZE = 13;
+/** `DOCA_DEVINFO_PCI_BDF_SIZE`: a `BB:DD.F` string with its NUL. */
 export const DEVINFO_PCI_BDF_SIZE = 8;
+/** `DOCA_DEVINFO_IFACE_NAME_SIZE`: the longest interface name, NUL included. */
 export const DEVINFO_IFACE_NAME_SIZE = 256;
+/** `DOCA_DEVINFO_IBDEV_NAME_SIZE`: the longest InfiniBand device name, NUL included. */
 export const DEVINFO_IBDEV_NAME_SIZE = 64;
+/** `DOCA_DEVINFO_REP_VUID_SIZE`: the longest representor VUID, NUL included. */
 export const DEVINFO_VUID_SIZE = 128;
 
-/** Tracks whether the list an entry came from was destroyed. */
+/** @internal Tracks whether the list an entry came from was destroyed. */
 export class ListLife {
   destroyed = false;
 }
@@ -40,7 +44,18 @@ function bytesOf(text: string, sep: string, radix: number, size: number): Uint8A
   return out;
 }
 
-/** `struct doca_devinfo`: what a device reports before it is opened. */
+/**
+ * `struct doca_devinfo`: what a device reports before it is opened.
+ *
+ * @example
+ * ```ts
+ * // doca_devinfo_create_list(&list, &n); pick the one whose PCI address matches; doca_dev_open(...)
+ * const list = devinfoCreateList();
+ * const devinfo = list.find((d) => d.isEqualPciAddr('03:00.0'));
+ * const dev = devinfo && comchCapServerIsSupported(devinfo) ? Dev.open(devinfo) : undefined;
+ * devinfoDestroyList(list);
+ * ```
+ */
 export class Devinfo {
   /** @internal */
   constructor(
@@ -174,7 +189,18 @@ export function devinfoDestroyList(list: Devinfo[]): void {
   life.destroyed = true;
 }
 
-/** `struct doca_devinfo_rep`: a representor of a host function, as seen from a DPU Arm device. */
+/**
+ * `struct doca_devinfo_rep`: a representor of a host function, as seen from a DPU Arm device.
+ *
+ * @example
+ * ```ts
+ * // doca_devinfo_rep_create_list(dev, DOCA_DEVINFO_REP_FILTER_NET, &reps, &n); doca_dev_rep_open(...)
+ * const reps = devinfoRepCreateList(dev, DevinfoRepFilter.NET);
+ * const rep = reps.find((r) => r.isEqualPciAddr('b1:00.0'));
+ * const devRep = rep ? DevRep.open(rep) : undefined;
+ * devinfoRepDestroyList(reps);
+ * ```
+ */
 export class DevinfoRep {
   /** @internal */
   constructor(

@@ -61,8 +61,7 @@ export function docaErrorGetDescr(value: number): string {
 }
 
 /** Short names accepted wherever a code is expected: `'AGAIN'` for `'DOCA_ERROR_AGAIN'`. */
-type ShortName<T> = T extends `DOCA_ERROR_${infer S}` ? S : never;
-export type DocaErrorShortName = ShortName<DocaErrorName>;
+export type DocaErrorShortName = DocaErrorName extends infer N ? (N extends `DOCA_ERROR_${infer S}` ? S : never) : never;
 
 const BRAND = Symbol.for('softdpu.DocaError');
 
@@ -71,6 +70,16 @@ const BRAND = Symbol.for('softdpu.DocaError');
  * number, `description` DOCA's text; the message names the call and the value that was wrong.
  *
  * `instanceof DocaError` holds across two copies of the package (a global brand, not the prototype).
+ *
+ * @example
+ * ```ts
+ * // DOCA: if (doca_task_submit(task) == DOCA_ERROR_AGAIN) retry later
+ * try {
+ *   task.submit();
+ * } catch (err) {
+ *   if (!DocaError.is(err, 'AGAIN')) throw err; // err.code === 'DOCA_ERROR_AGAIN', err.value === 5
+ * }
+ * ```
  */
 export class DocaError extends Error {
   readonly code: DocaErrorName;
@@ -96,6 +105,7 @@ export class DocaError extends Error {
     return 'DocaError';
   }
 
+  /** `instanceof DocaError`: true for a DocaError of any copy of softdpu (it checks the brand). */
   static override [Symbol.hasInstance](candidate: unknown): boolean {
     return typeof candidate === 'object' && candidate !== null && (candidate as Record<symbol, unknown>)[BRAND] === true;
   }
@@ -106,7 +116,7 @@ export class DocaError extends Error {
   }
 }
 
-/** A short description of a wrong argument for error messages: its type, and its value when short. */
+/** @internal A short description of a wrong argument for error messages: its type, and its value when short. */
 export function describeValue(value: unknown): string {
   if (value === null || value === undefined) return String(value);
   if (typeof value === 'string') return value.length <= 40 ? JSON.stringify(value) : `a ${value.length}-character string`;

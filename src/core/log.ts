@@ -59,7 +59,16 @@ const global: Limits = { lower: LogLevel.TRACE, upper: LogLevel.CRIT, sdk: LogLe
 
 const backends = new Set<LogBackend>();
 
-/** A log destination (`struct doca_log_backend`). */
+/**
+ * A log destination (`struct doca_log_backend`).
+ *
+ * @example
+ * ```ts
+ * // doca_log_backend_create_with_file_sdk(stderr, &sdk_log); doca_log_backend_set_sdk_level(sdk_log, DOCA_LOG_LEVEL_DEBUG);
+ * const sdkLog = logBackendCreateWithFileSdk('/tmp/sdk.log');
+ * sdkLog.setSdkLevel(LogLevel.DEBUG);
+ * ```
+ */
 export class LogBackend {
   private readonly limits: Limits = { lower: LogLevel.INFO, upper: LogLevel.CRIT, sdk: LogLevel.WARNING };
   private destroyed = false;
@@ -189,7 +198,16 @@ function stamp(): string {
   return `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}:${p(d.getMilliseconds(), 3)}`;
 }
 
-/** A named log source (`doca_log_register_source`), with DOCA's macros as methods. */
+/**
+ * A named log source (`doca_log_register_source`), with DOCA's macros as methods.
+ *
+ * @example
+ * ```ts
+ * // DOCA_LOG_REGISTER(ECHO); ... DOCA_LOG_INFO("connected");
+ * const log = logRegisterSource('ECHO');
+ * log.info('connected');
+ * ```
+ */
 export class LogSource {
   /** @internal use {@link logRegisterSource}. */
   constructor(
@@ -211,21 +229,27 @@ export class LogSource {
     return level > LogLevel.DISABLE && level <= (this.sdk ? global.sdk : global.lower) && backends.size > 0;
   }
 
+  /** `DOCA_LOG_CRIT`. */
   crit(message: string): void {
     this.log(LogLevel.CRIT, message);
   }
+  /** `DOCA_LOG_ERR`. */
   err(message: string): void {
     this.log(LogLevel.ERROR, message);
   }
+  /** `DOCA_LOG_WARN`. */
   warn(message: string): void {
     this.log(LogLevel.WARNING, message);
   }
+  /** `DOCA_LOG_INFO`. */
   info(message: string): void {
     this.log(LogLevel.INFO, message);
   }
+  /** `DOCA_LOG_DBG`. */
   dbg(message: string): void {
     this.log(LogLevel.DEBUG, message);
   }
+  /** `DOCA_LOG_TRC`. */
   trc(message: string): void {
     this.log(LogLevel.TRACE, message);
   }

@@ -58,7 +58,23 @@ interface ImportedMap {
 
 let nextId = 1;
 
-/** `struct doca_mmap`. */
+/**
+ * A memory map, `struct doca_mmap` (`doca_mmap_create`): a memory range (a `Uint8Array`; its offset in the
+ * map is DOCA's address), its access permissions and the devices it is registered with. `exportPci` makes
+ * a blob from which `createFromExport` maps the same bytes in a process on the other side of the DPU.
+ *
+ * @example
+ * ```ts
+ * // doca_mmap_create(&mmap); doca_mmap_set_memrange(mmap, addr, len); doca_mmap_add_dev(mmap, dev); doca_mmap_start(mmap)
+ * const memory = allocSharedMemory(4096); // PCI access needs memory a peer process can map
+ * const mmap = Mmap.create();
+ * mmap.setMemrange(memory);
+ * mmap.setPermissions(AccessFlag.LOCAL_READ_WRITE | AccessFlag.PCI_READ_WRITE);
+ * mmap.addDev(dev);
+ * mmap.start();
+ * const blob = mmap.exportPci(dev); // the peer: Mmap.createFromExport(blob, itsDev)
+ * ```
+ */
 export class Mmap {
   private memrange: Uint8Array | undefined;
   private permissions: number = AccessFlag.LOCAL_READ_WRITE;
@@ -143,6 +159,7 @@ export class Mmap {
     this.permissions = flags;
   }
 
+  /** `doca_mmap_get_permissions`: the `AccessFlag` bits. */
   getPermissions(): number {
     return this.permissions;
   }
@@ -177,6 +194,7 @@ export class Mmap {
     this.maxDevices = n;
   }
 
+  /** `doca_mmap_get_max_num_devices`. */
   getMaxNumDevices(): number {
     return this.maxDevices;
   }

@@ -34,6 +34,7 @@ const BUSY_SPIN_MS = 1;
 /** Progress calls between two looks at the liveness cadence (fabric/liveness.ts). */
 const LIVENESS_EVERY = 1024;
 
+/** How `ProgressEngine.run()` drives the engine (a `doca_pe_progress` loop) and when it returns. */
 export interface RunOptions {
   /**
    * 'notify' (default) sleeps between bursts of work; 'busy' polls continuously (burns a core), yielding
@@ -57,6 +58,23 @@ interface SourceSlot {
   readonly source: WakeSource;
 }
 
+/**
+ * The progress engine, `struct doca_pe` (`doca_pe_create`): contexts are connected to it, and `progress()`
+ * (`doca_pe_progress`) is the only place where their callbacks run and their states change; it never
+ * blocks. Drive it with a busy loop as DOCA programs do, with DOCA's notification handle
+ * (`getNotificationHandle`, `requestNotification`, `clearNotification`, or `waitNotification()` as a
+ * promise), or with `run()`, which drives it from Node's event loop.
+ *
+ * @example
+ * ```ts
+ * // doca_pe_create(&pe); doca_pe_connect_ctx(pe, ctx); while (...) doca_pe_progress(pe);
+ * const pe = ProgressEngine.create();
+ * pe.connectCtx(server);
+ * server.start();
+ * const stop = new AbortController();
+ * await pe.run({ mode: 'notify', signal: stop.signal }); // returns on abort, or once every context is IDLE
+ * ```
+ */
 export class ProgressEngine {
   private readonly ctxs: Context[] = [];
   private next = 0;
@@ -134,6 +152,7 @@ export class ProgressEngine {
     this.eventMode = mode;
   }
 
+  /** `doca_pe_get_event_mode`: as `setEventMode` left it (PROGRESS_SELECTIVE by default). */
   getEventMode(): PeEventMode {
     return this.eventMode;
   }

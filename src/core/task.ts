@@ -11,7 +11,7 @@ import { DocaError, type DocaErrorName } from './error.js';
 /** `doca_task_completion_cb_t`: one shape for success and error callbacks. */
 export type TaskCompletionCb<T> = (task: T, taskUserData: unknown, ctxUserData: unknown) => void;
 
-/** What a `*_task_*_set_conf` call records: the callbacks and the pool size. */
+/** @internal What a `*_task_*_set_conf` call records: the callbacks and the pool size. */
 export class TaskConf<T extends Task = Task> {
   /** Tasks of this type allocated and not yet freed. */
   live = 0;
@@ -31,6 +31,22 @@ const COMPLETED = 2;
 const FREED = 3;
 const STATE_NAMES = ['allocated', 'submitted', 'completed', 'freed'];
 
+/**
+ * A DOCA task, `struct doca_task`: what every task type shares. A context's `*_alloc_init` call takes one
+ * from the pool its `*_set_conf` call sized; `submit()` (`doca_task_submit`) hands it to the context; it
+ * completes inside `ProgressEngine.progress()` through the success or the error callback, and is then
+ * resubmitted or freed (`doca_task_free`). `submitAsync()` is the promise form of the same path.
+ *
+ * @example
+ * ```ts
+ * // doca_task_submit(task); ... in the completion callback: doca_task_get_status(task); doca_task_free(task)
+ * const task = ctx.taskGetAllocInit();
+ * task.setUserData({ started: Date.now() });
+ * await task.submitAsync(); // rejects with the task's DocaError
+ * console.log(task.getStatus()); // 'DOCA_SUCCESS'
+ * task.free();
+ * ```
+ */
 export abstract class Task {
   private state = ALLOCATED;
   private queued = false;

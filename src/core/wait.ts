@@ -4,7 +4,12 @@ import { DocaError } from './error.js';
 /** setTimeout's limit (~24.8 days); longer finite timeouts are clamped to it. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
+/**
+ * How long softdpu's promise and iterator adapters may wait (`waitForState`, `connected`, `messages`,
+ * `waitNotification`...): DOCA itself never blocks, so these bounds are softdpu's own.
+ */
 export interface WaitOptions {
+  /** Ends the wait: the promise rejects with the signal's reason. */
   signal?: AbortSignal;
   /** Milliseconds, >= 0; `undefined` or `Infinity`: no timeout. */
   timeoutMs?: number;

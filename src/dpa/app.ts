@@ -8,6 +8,20 @@ import { basename, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { DocaError, describeValue } from '../core/error.js';
 
+/**
+ * A DPA application, `struct doca_dpa_app` (what `dpacc` builds, and `doca_dpa_set_app` takes): here an ES
+ * module whose named function exports are its kernels, thread functions and RPC functions. It is not
+ * loaded here: each execution unit of a DPA that runs it imports it.
+ *
+ * @example
+ * ```ts
+ * // extern struct doca_dpa_app *hello_app; doca_dpa_set_app(dpa, hello_app)
+ * const app = DpaApp.create(new URL('./hello.js', import.meta.url));
+ * dpa.setApp(app);
+ * dpa.start(); // the execution units import hello.js
+ * console.log(dpa.rpc(app.func('add'), 40n, 2n)); // 42n
+ * ```
+ */
 export class DpaApp {
   private constructor(
     /** The module's file URL. */
@@ -48,7 +62,17 @@ export class DpaApp {
   }
 }
 
-/** A function of a DPA application (`doca_dpa_func_t *`); plain export names are accepted too. */
+/**
+ * A function of a DPA application (`doca_dpa_func_t *`, DOCA's `&func` of a `__dpa_global__` or
+ * `__dpa_rpc__` function); plain export names are accepted wherever one is.
+ *
+ * @example
+ * ```ts
+ * // doca_dpa_kernel_launch_update_add(dpa, NULL, 0, done, 1, 8, &hello, arg)
+ * const hello = app.func('hello');
+ * dpa.kernelLaunchUpdateAdd(undefined, 0, done, 1n, 8, hello, arg); // or 'hello'
+ * ```
+ */
 export class DpaFunc {
   constructor(
     readonly app: DpaApp,
@@ -56,4 +80,5 @@ export class DpaFunc {
   ) {}
 }
 
+/** A DPA function as the `Dpa` calls take it: a `DpaFunc`, or the name the application exports it under. */
 export type DpaFuncRef = DpaFunc | string;

@@ -44,7 +44,20 @@ function msgqDpa(msgq: ComchMsgq, side: 'consumer' | 'producer', call: string): 
   return dpa;
 }
 
-/** `struct doca_comch_consumer_completion`: where DPA consumers' receives complete, for one DPA thread. */
+/**
+ * `struct doca_comch_consumer_completion`: where DPA consumers' receives complete, for one DPA thread.
+ *
+ * @example
+ * ```ts
+ * // doca_comch_consumer_completion_create(dpa, &cc); doca_comch_consumer_completion_set_dpa_thread(cc, thread); ..._start(cc)
+ * const cc = ComchConsumerCompletion.create(dpa);
+ * cc.setDpaThread(thread);
+ * cc.setMaxNumConsumers(1);
+ * cc.setMaxNumRecv(64);
+ * cc.start();
+ * thread.setFuncArg('onReceive', cc.getDpaHandle()); // DPA code: comchConsumerGetCompletion(cc)
+ * ```
+ */
 export class ComchConsumerCompletion extends ThreadAttached {
   private maxConsumers = 1;
   private maxRecv = 1;
@@ -66,6 +79,7 @@ export class ComchConsumerCompletion extends ThreadAttached {
     this.attach(thread, 'doca_comch_consumer_completion_set_dpa_thread');
   }
 
+  /** `doca_comch_consumer_completion_get_dpa_thread`: undefined until set. */
   getDpaThread(): DpaThread | undefined {
     return this.thread;
   }
@@ -238,7 +252,21 @@ abstract class DpaEndpoint extends DpaObject {
   }
 }
 
-/** A comch consumer on the DPA (`doca_comch_msgq_consumer_create` on a MsgQ whose consumers are on a DPA). */
+/**
+ * A comch consumer on the DPA (`doca_comch_msgq_consumer_create` on a MsgQ whose consumers are on a DPA):
+ * the CPU side configures it, DPA code posts receives (`comchConsumerAck`) and takes what arrived.
+ *
+ * @example
+ * ```ts
+ * // doca_comch_msgq_consumer_create(msgq, &consumer); doca_ctx_set_datapath_on_dpa(ctx, dpa); doca_comch_consumer_set_completion(...)
+ * const consumer = ComchDpaConsumer.create(toDpa);
+ * consumer.setDatapathOnDpa(dpa);
+ * consumer.setCompletion(cc, 0);
+ * consumer.setDevMaxNumRecv(16);
+ * consumer.start();
+ * const handle = consumer.getDpaHandle(); // DPA code: comchConsumerAck(handle, 16)
+ * ```
+ */
 export class ComchDpaConsumer extends DpaEndpoint {
   private completion: ComchConsumerCompletion | undefined;
   private userData = 0;
@@ -277,6 +305,7 @@ export class ComchDpaConsumer extends DpaEndpoint {
     this.maxRecv = count(call, 'dev_max_num_recv', n, MAX_RECV);
   }
 
+  /** `doca_comch_consumer_get_dev_max_num_recv`: as set, rounded up to a power of two. */
   getDevMaxNumRecv(): number {
     return this.maxRecv;
   }
@@ -289,6 +318,7 @@ export class ComchDpaConsumer extends DpaEndpoint {
     this.immLen = length;
   }
 
+  /** `doca_comch_consumer_get_imm_data_len`. */
   getImmDataLen(): number {
     return this.immLen;
   }
@@ -362,7 +392,21 @@ export class ComchDpaConsumer extends DpaEndpoint {
   }
 }
 
-/** A comch producer on the DPA (`doca_comch_msgq_producer_create` on a MsgQ whose producers are on a DPA). */
+/**
+ * A comch producer on the DPA (`doca_comch_msgq_producer_create` on a MsgQ whose producers are on a DPA):
+ * the CPU side configures it, DPA code sends immediate data to the CPU's consumers with it.
+ *
+ * @example
+ * ```ts
+ * // doca_comch_msgq_producer_create(msgq, &producer); doca_comch_producer_dpa_completion_attach(producer, comp)
+ * const producer = ComchDpaProducer.create(toCpu);
+ * producer.setDatapathOnDpa(dpa);
+ * producer.dpaCompletionAttach(comp);
+ * producer.setDevMaxNumSend(16);
+ * producer.start();
+ * // DPA code: comchProducerPostSendImmOnly(producer.getDpaHandle(), consumerId, imm, 0)
+ * ```
+ */
 export class ComchDpaProducer extends DpaEndpoint {
   private completion: DpaCompletion | undefined;
   private maxSend = 0;
@@ -394,6 +438,7 @@ export class ComchDpaProducer extends DpaEndpoint {
     this.maxSend = count(call, 'dev_max_num_send', n, MAX_RECV);
   }
 
+  /** `doca_comch_producer_get_dev_max_num_send`: as set, rounded up to a power of two. */
   getDevMaxNumSend(): number {
     return this.maxSend;
   }

@@ -48,7 +48,20 @@ export abstract class ThreadAttached extends DpaObject {
   }
 }
 
-/** `struct doca_dpa_completion`. */
+/**
+ * A DPA completion context, `struct doca_dpa_completion` (`doca_dpa_completion_create`): a queue DPA code
+ * polls (`getCompletion`, `completionAck`); producer sends and async ops complete into it, and, while
+ * armed, it activates its thread.
+ *
+ * @example
+ * ```ts
+ * // doca_dpa_completion_create(dpa, 64, &comp); doca_dpa_completion_set_thread(comp, thread); doca_dpa_completion_start(comp)
+ * const comp = DpaCompletion.create(dpa, 64);
+ * comp.setThread(thread);
+ * comp.start();
+ * dpaProducer.dpaCompletionAttach(comp); // DPA code: getCompletion(comp.getDpaHandle())
+ * ```
+ */
 export class DpaCompletion extends ThreadAttached {
   private ring: number | undefined;
 
@@ -127,7 +140,17 @@ export class DpaCompletion extends ThreadAttached {
   }
 }
 
-/** `struct doca_dpa_notification_completion`: `thread_notify` on its handle activates its thread. */
+/**
+ * `struct doca_dpa_notification_completion`: `thread_notify` on its handle activates its thread.
+ *
+ * @example
+ * ```ts
+ * // doca_dpa_notification_completion_create(dpa, thread, &notify); ..._start(notify); ..._get_dpa_handle(notify, &h)
+ * const notify = DpaNotificationCompletion.create(dpa, worker);
+ * notify.start();
+ * const handle = notify.getDpaHandle(); // another DPA thread calls threadNotify(handle)
+ * ```
+ */
 export class DpaNotificationCompletion extends ThreadAttached {
   private constructor(dpa: Dpa, thread: DpaThread) {
     super(dpa, ObjKind.NOTIFICATION, 'doca_dpa_notification_completion_create');
@@ -176,7 +199,19 @@ export class DpaNotificationCompletion extends ThreadAttached {
   }
 }
 
-/** `struct doca_dpa_async_ops`: a queue of non-blocking DPA operations (`post_wait_*`). */
+/**
+ * `struct doca_dpa_async_ops`: a queue of non-blocking DPA operations (`post_wait_*`), completing into a
+ * DPA completion.
+ *
+ * @example
+ * ```ts
+ * // doca_dpa_async_ops_create(dpa, 16, user_data, &ops); doca_dpa_async_ops_attach(ops, comp); doca_dpa_async_ops_start(ops)
+ * const ops = DpaAsyncOps.create(dpa, 16, 7);
+ * ops.attach(comp);
+ * ops.start();
+ * // DPA code: syncEventPostWaitGt(ops.getDpaHandle(), event, 0n) completes into comp with user data 7
+ * ```
+ */
 export class DpaAsyncOps extends DpaObject {
   private completion: DpaCompletion | undefined;
   private list: number | undefined;

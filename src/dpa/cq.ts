@@ -12,6 +12,7 @@
  * and frees them with `ack`, which advances ACK.
  */
 import { DocaError } from '../core/error.js';
+import { active as faultsActive, faultEvent } from '../fabric/faults.js';
 import { ATTACHED, COMPLETION, CQE_SIZE } from './objects.js';
 import type { DpaView } from './view.js';
 
@@ -25,10 +26,27 @@ export function notifyAttached(dpa: DpaView, index: number): void {
   activateAttached(dpa, index);
 }
 
-/** Activates the thread attached to object `index`, if it is still the thread that was attached. */
+/**
+ * How a delayed activation is run later in this thread: a timer where the event loop turns (the owner's
+ * threads), the EU's own list where it does not (an execution unit loops without yielding to it).
+ */
+let later = (fn: () => void, ms: number): void => void setTimeout(fn, ms).unref();
+
+/** @internal eu-worker.ts: an execution unit runs delayed activations itself. */
+export function setActivationTimer(fn: (deliver: () => void, ms: number) => void): void {
+  later = fn;
+}
+
+/**
+ * Activates the thread attached to object `index`, if it is still the thread that was attached. Every
+ * activation by a completion context passes here, so a fault plan's `lose-event` / `delay-event` with
+ * `"event": "dpa_activation"` (docs/faults.md; ctx `doca_dpa`, counted per DPA) loses or delays it.
+ */
 export function activateAttached(dpa: DpaView, index: number): void {
   const thread = dpa.load(index, ATTACHED.THREAD) - 1;
-  if (thread >= 0 && dpa.live(thread, dpa.load(index, ATTACHED.THREAD_GEN))) dpa.sched.activateThread(thread);
+  if (thread < 0 || !dpa.live(thread, dpa.load(index, ATTACHED.THREAD_GEN))) return;
+  if (!faultsActive) return dpa.sched.activateThread(thread);
+  faultEvent('doca_dpa', 'dpa_activation', dpa, () => dpa.sched.activateThread(thread), later);
 }
 
 /** Arms object `index`; activates at once if `pending` says completions already wait. */

@@ -21,6 +21,7 @@ import { publishBellRef, readBellRef } from '../fabric/doorbell.js';
 import { digest } from '../fabric/names.js';
 import { claimName } from '../fabric/rendezvous.js';
 import { encodeDescriptor, Segment } from '../fabric/segment.js';
+import { DpaStatState, StatKind, type StatRecord, statRecord, statsFor } from '../fabric/stats.js';
 import { Waiters } from '../sync-event/layout.js';
 import type { DpaEventSource, DpaEventTarget } from '../sync-event/dpa-handle.js';
 import { DpaApp, DpaFunc, type DpaFuncRef } from './app.js';
@@ -78,6 +79,20 @@ export interface DpaRun {
 
 type State = 'created' | 'started' | 'fatal' | 'stopped' | 'destroyed';
 
+/**
+ * The DPA, `struct doca_dpa` (`doca_dpa_create`): an emulated Data Path Accelerator of a device, running
+ * one DPA application on a few execution units (worker threads of the process that starts it). It runs
+ * kernels (`doca_dpa_kernel_launch_update_*`), RPCs (`doca_dpa_rpc`) and DPA threads, and owns DPA memory.
+ *
+ * @example
+ * ```ts
+ * // doca_dpa_create(dev, &dpa); doca_dpa_set_app(dpa, app); doca_dpa_start(dpa); doca_dpa_rpc(dpa, &add, &ret, 40, 2)
+ * const dpa = Dpa.create(openDeviceByPci('03:00.0'));
+ * dpa.setApp(DpaApp.create(new URL('./hello.js', import.meta.url)));
+ * dpa.start();
+ * console.log(dpa.rpc('add', 40n, 2n)); // 42n; rpcAsync() is the promise form
+ * ```
+ */
 export class Dpa implements DpaEventTarget {
   private state: State = 'created';
   private app: DpaApp | undefined;
@@ -88,10 +103,13 @@ export class Dpa implements DpaEventTarget {
   private readonly children = new Set<DpaObject>();
   private readonly caps;
   readonly name: string;
+  /** What observers of the fabric see of it (fabric/stats.ts DPA): threads, kernels, rpcs; its state. */
+  private readonly stat: StatRecord;
 
   private constructor(readonly dev: Dev) {
     this.caps = capabilityReport(dev.asDevinfo().spec).dpa;
     this.name = `DPA of ${dev.asDevinfo().spec.pci}`;
+    this.stat = statRecord(dev.fabric.dir, StatKind.DPA, this.name, dev._stat);
   }
 
   /** `doca_dpa_create`: a DPA on `dev` (NOT_SUPPORTED on a device without one: a host VF or SF). */
@@ -163,6 +181,7 @@ export class Dpa implements DpaEventTarget {
       throw err;
     }
     this.state = 'started';
+    this.stat.setState(DpaStatState.STARTED);
     this.fatalReason = undefined;
   }
 
@@ -179,6 +198,7 @@ export class Dpa implements DpaEventTarget {
     }
     this.teardown();
     this.state = 'stopped';
+    this.stat.setState(DpaStatState.STOPPED);
   }
 
   /** `doca_dpa_destroy`: stops it if started (IN_USE while DPA objects exist) and releases the device. */
@@ -186,6 +206,7 @@ export class Dpa implements DpaEventTarget {
     if (this.state === 'destroyed') return;
     if (this.state === 'started' || this.state === 'fatal') this.stop();
     this.state = 'destroyed';
+    this.stat.release();
     this.dev._release(this);
   }
 
@@ -295,6 +316,11 @@ export class Dpa implements DpaEventTarget {
     return index;
   }
 
+  /** @internal its introspection record: its threads hang below it, kernels and RPCs count on it. */
+  get _stat(): StatRecord {
+    return this.stat;
+  }
+
   /** @internal */
   _adopt(child: DpaObject): void {
     this.children.add(child);
@@ -365,6 +391,7 @@ export class Dpa implements DpaEventTarget {
   _fatal(reason: string): void {
     if (this.state !== 'started') return;
     this.state = 'fatal';
+    this.stat.setState(DpaStatState.FATAL);
     this.fatalReason = reason;
     log.err(`${this.name} is in its fatal state: ${reason}`);
     if (this.current) this.failPending(this.current, `${this.name} failed: ${reason}`);
@@ -399,6 +426,7 @@ export class Dpa implements DpaEventTarget {
       bell,
       sched: view.sched,
       maxRunMs: this.caps.kernelMaxRunTimeMs,
+      stats: statsFor(this.dev.fabric.dir)?.segment.descriptor,
       onLog: (level, text) => devLog.log(level as LogLevel, text),
       onFatal: (reason) => this._fatal(reason),
     });

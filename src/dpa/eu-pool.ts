@@ -40,6 +40,8 @@ export interface EuPoolOptions {
   bell: OwnerBell;
   sched: Scheduler;
   maxRunMs: number;
+  /** The owner's stats segment on the DPA's fabric, where EUs count DPA thread activations. */
+  stats?: SegmentDescriptor | undefined;
   onLog(level: number, text: string): void;
   /** The DPA entered its fatal state (`reason` says why); the pool has already stopped the workers. */
   onFatal(reason: string): void;
@@ -64,7 +66,7 @@ export class EuPool {
     const eus = this.o.layout.dims.eus;
     for (let eu = 0; eu < eus; eu++) {
       const { port1, port2 } = new MessageChannel();
-      const data: EuData = { dpa: this.o.segment.descriptor, heap: this.o.heap, maps: this.o.maps, eu, app: this.o.app, dev: this.o.dev, heapBase: this.o.heapBase, port: port2 };
+      const data: EuData = { dpa: this.o.segment.descriptor, heap: this.o.heap, maps: this.o.maps, stats: this.o.stats, eu, app: this.o.app, dev: this.o.dev, heapBase: this.o.heapBase, port: port2 };
       const worker = new Worker(WORKER, { workerData: { softdpuEu: data }, transferList: [port2] });
       worker.unref();
       worker.on('error', (err) => this.fatal(`execution unit ${eu} failed: ${err.message}`));

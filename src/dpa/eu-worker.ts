@@ -13,7 +13,9 @@ import type { MessagePort } from 'node:worker_threads';
 import { DpaMapReader } from '../core/dpa-maps.js';
 import { BellState, Bell, publishBellRef } from '../fabric/doorbell.js';
 import { Segment, type SegmentDescriptor } from '../fabric/segment.js';
+import { counterOffset, STATS_SLOTS } from '../fabric/stats.js';
 import { native } from '../native/load.js';
+import { setActivationTimer } from './cq.js';
 import { closeComch, consumerRang, pollConsumers, sweepImm } from './dev/comch-msgq.js';
 import { type Eu, installEu, Unwind, type Work } from './dev/runtime.js';
 import { DpaEvents } from './events.js';
@@ -32,6 +34,8 @@ export interface EuData {
   dev: string;
   heapBase: bigint;
   port: MessagePort;
+  /** The owner's stats segment (fabric/stats.ts), where this EU counts the activations it runs. */
+  stats?: SegmentDescriptor | undefined;
 }
 
 /** Messages an EU posts to its owner. */
@@ -58,6 +62,8 @@ class Unit {
   constructor(
     private readonly e: Eu,
     private readonly port: MessagePort,
+    /** The owner's stats segment as f64s: a DPA thread's record counts its runs (objects.ts THREAD.STATS). */
+    private readonly stats: Float64Array | undefined,
   ) {
     this.me = 1 << e.index;
     // Bits: ready work, events, then one per object (a consumer's queue filled); Bell hands out in order.
@@ -85,11 +91,35 @@ class Unit {
 
   loop(): void {
     const i32 = this.e.dpa.i32;
+    // Activations a fault plan delays (dpa/cq.ts) wait here: this loop never yields to the event loop's timers.
+    setActivationTimer((deliver, ms) => this.later.push({ due: performance.now() + ms, deliver }));
     // STARTING: the other EUs are still loading; there is no work yet, but there will be.
     for (let s = Atomics.load(i32, H.STATE / 4); s === DpaState.RUNNING || s === DpaState.STARTING; s = Atomics.load(i32, H.STATE / 4)) {
+      if (this.later.length) this.runDue();
       if (Atomics.load(i32, H.READY / 4) > 0 && this.takeAndRun()) continue;
       this.sleep();
     }
+  }
+
+  /** Delayed activations, in the order they were delayed. */
+  private readonly later: { due: number; deliver: () => void }[] = [];
+
+  private runDue(): void {
+    const now = performance.now();
+    for (let i = 0; i < this.later.length; ) {
+      if (this.later[i]!.due > now) {
+        i++;
+        continue;
+      }
+      this.later.splice(i, 1)[0]!.deliver();
+    }
+  }
+
+  /** How long the EU may sleep: until the next delayed activation is due, at most a slice. */
+  private sleepMs(): number {
+    let ms = SLEEP_SLICE_MS;
+    for (const l of this.later) ms = Math.min(ms, Math.max(0, l.due - performance.now()));
+    return ms;
   }
 
   close(): void {
@@ -119,7 +149,7 @@ class Unit {
     }
     const state = Atomics.load(i32, H.STATE / 4);
     if (!rung && Atomics.load(i32, H.READY / 4) === 0 && (state === DpaState.RUNNING || state === DpaState.STARTING)) {
-      native.fdPoll(this.bell.readFd, SLEEP_SLICE_MS);
+      native.fdPoll(this.bell.readFd, this.sleepMs());
     }
     if (this.bell.disarm() === BellState.RUNG) this.bell.drain();
     Atomics.and(i32, H.IDLE / 4, ~this.me);
@@ -236,6 +266,9 @@ class Unit {
     if (!dpa.sched.take(dpa.layout.objectBits, index)) return false;
     const at = dpa.at(index, OBJ.STATE) / 4;
     if (Atomics.compareExchange(dpa.i32, at, ThreadState.QUEUED, ThreadState.RUNNING) !== ThreadState.QUEUED) return false;
+    // One run of a thread at a time, ordered by its state word: its record has one writer at a time.
+    const stat = dpa.u32(index, THREAD.STATS);
+    if (stat !== 0 && stat <= STATS_SLOTS && this.stats) this.stats[counterOffset(stat - 1, 0) / 8]!++;
     const fn = this.fn(dpa.u32(index, THREAD.FUNC));
     const work: Work = { kind: WorkKind.THREAD, index, rank: 0, threads: 1, local: dpa.view.getBigUint64(dpa.at(index, THREAD.LOCAL), true), finished: false };
     this.args.length = 1;
@@ -325,6 +358,16 @@ function toU64(value: unknown): bigint | undefined {
   return undefined;
 }
 
+/** The owner's stats segment, mapped in this EU; undefined without one (introspection never fails a DPA). */
+function openStats(d: SegmentDescriptor | undefined): Segment | undefined {
+  if (!d) return undefined;
+  try {
+    return Segment.open(d, 'doca_dpa_start', ['stats']);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Runs execution unit `data.eu` until its DPA stops (eu-boot.ts calls it). */
 export async function runEu(data: EuData): Promise<void> {
   const segment = Segment.open(data.dpa, 'doca_dpa_start');
@@ -351,9 +394,11 @@ export async function runEu(data: EuData): Promise<void> {
     work: undefined,
   };
   installEu(eu);
-  const unit = new Unit(eu, port);
+  const stats = openStats(data.stats);
+  const unit = new Unit(eu, port, stats && new Float64Array(stats.u8.buffer));
   if (await unit.load(data.app)) unit.loop();
   unit.close();
+  stats?.close();
   eu.heap.close();
   eu.maps.segment.close();
   segment.close();

@@ -101,6 +101,7 @@ export function kernelLaunch(
   Atomics.store(i32, (base + LAUNCH.FINISHED) / 4, 0);
   const generation = Atomics.add(i32, (base + LAUNCH.GEN) / 4, 1) + 1;
   Atomics.store(i32, (base + LAUNCH.NEXT_RANK) / 4, (generation & 0xffff) << 16);
+  dpa._stat.c[1]!++;
   const reached = () => !wait || wait.source.peek() >= BigInt(waitThreshold);
   if (reached()) {
     Atomics.store(i32, (base + LAUNCH.STATE) / 4, LaunchState.READY);
@@ -135,6 +136,7 @@ function submitRpc(dpa: Dpa, r: DpaRun, func: DpaFuncRef, args: (bigint | number
   Atomics.add(r.view.i32, (base + RPC.GEN) / 4, 1);
   Atomics.store(r.view.i32, (base + RPC.STATE) / 4, RpcState.READY);
   r.view.sched.ready(r.layout.rpcBits, slot);
+  dpa._stat.c[2]!++;
   return slot;
 }
 

@@ -16,7 +16,7 @@ export abstract class DpaObject {
   readonly index: number;
   private destroyed = false;
   readonly name: string;
-  /** Objects that refer to this one (a completion to its thread); it cannot be destroyed while any do. */
+  /** @internal Objects that refer to this one (a completion to its thread); it cannot be destroyed while any do. */
   readonly _users = new Set<DpaObject>();
 
   protected constructor(

@@ -10,8 +10,11 @@ import { DocaError } from '../core/error.js';
 import type { Segment } from '../fabric/segment.js';
 import { type DpaLayout, makeHandle, OBJ, OBJECT_SIZE } from './layout.js';
 
-/** DPA thread (`doca_dpa_thread`). STATE is the thread state machine below. */
-export const THREAD = { FUNC: 16, ARG: 24, LOCAL: 32 } as const;
+/**
+ * DPA thread (`doca_dpa_thread`). STATE is the thread state machine below. STATS: the slot + 1 of its
+ * record in the owner's stats segment (0: none), whose activations counter the EU that runs it adds to.
+ */
+export const THREAD = { FUNC: 16, ARG: 24, LOCAL: 32, STATS: 40 } as const;
 export const ThreadState = {
   FREE: 0,
   /** Configured, not started. */

@@ -6,6 +6,7 @@
  * ends the thread for good. Its state word (objects.ts, ThreadState) is the only truth about it.
  */
 import { DocaError, describeValue } from '../core/error.js';
+import { DpaThreadStatState, StatKind, type StatRecord, statRecord } from '../fabric/stats.js';
 import type { DpaFuncRef } from './app.js';
 import type { Dpa } from './dpa.js';
 import { ObjKind, OBJ } from './layout.js';
@@ -15,13 +16,38 @@ import { THREAD, ThreadState } from './objects.js';
 /** How long `stop()` waits for a running thread's current activation to end. */
 const STOP_WAIT_MS = 5000;
 
+/**
+ * A DPA thread, `struct doca_dpa_thread` (`doca_dpa_thread_create`): a function of the DPA application
+ * and its argument, which an execution unit runs once per activation, to completion. Completions
+ * attached to it activate it (a `DpaCompletion`, a `DpaNotificationCompletion`, a
+ * `ComchConsumerCompletion`); an activation while it runs makes it run once more afterwards.
+ *
+ * @example
+ * ```ts
+ * // doca_dpa_thread_create(dpa, &thread); doca_dpa_thread_set_func_arg(thread, &on_event, arg); ..._start; ..._run
+ * const thread = DpaThread.create(dpa);
+ * thread.setFuncArg('onEvent', 0n); // an export of the DPA application
+ * thread.start();
+ * const notify = DpaNotificationCompletion.create(dpa, thread);
+ * notify.start();
+ * thread.run(); // activations from now on run onEvent
+ * ```
+ */
 export class DpaThread extends DpaObject {
   private func: DpaFuncRef | undefined;
   private arg = 0n;
   private local = 0n;
+  /**
+   * What observers of the fabric see of it (fabric/stats.ts DPA_THREAD): its activations are counted by
+   * the execution unit that runs it, in the slot its object entry names (THREAD.STATS).
+   */
+  private readonly stat: StatRecord;
 
   private constructor(dpa: Dpa) {
     super(dpa, ObjKind.THREAD, 'doca_dpa_thread_create');
+    this.stat = statRecord(dpa.dev.fabric.dir, StatKind.DPA_THREAD, `${this.name} (id ${this.index})`, dpa._stat, this.index);
+    this.dpaRun.objects.store(this.index, THREAD.STATS, this.stat.slot + 1);
+    dpa._stat.c[0]!++;
   }
 
   /** `doca_dpa_thread_create`: on a started DPA. */
@@ -78,6 +104,7 @@ export class DpaThread extends DpaObject {
     v.setBigUint64(this.dpaRun.objects.at(this.index, THREAD.ARG), this.arg, true);
     v.setBigUint64(this.dpaRun.objects.at(this.index, THREAD.LOCAL), this.local, true);
     this.dpaRun.objects.setState(this.index, ThreadState.STARTED);
+    this.stat.setState(DpaThreadStatState.STARTED);
   }
 
   /**
@@ -90,8 +117,9 @@ export class DpaThread extends DpaObject {
     this.dpa._running(call);
     const i32 = this.dpaRun.view.i32;
     const at = this.dpaRun.objects.at(this.index, OBJ.STATE) / 4;
-    if (Atomics.compareExchange(i32, at, ThreadState.STARTED, ThreadState.IDLE) === ThreadState.STARTED) return;
+    if (Atomics.compareExchange(i32, at, ThreadState.STARTED, ThreadState.IDLE) === ThreadState.STARTED) return this.stat.setState(DpaThreadStatState.RUNNABLE);
     if (Atomics.compareExchange(i32, at, ThreadState.STARTED_PENDING, ThreadState.QUEUED) === ThreadState.STARTED_PENDING) {
+      this.stat.setState(DpaThreadStatState.RUNNABLE);
       this.dpaRun.view.sched.ready(this.dpaRun.layout.objectBits, this.index);
       return;
     }
@@ -109,12 +137,12 @@ export class DpaThread extends DpaObject {
       if (s === ThreadState.CREATED || s === ThreadState.STOPPED) throw new DocaError('BAD_STATE', call, `${this.name} is not started`);
       const running = s === ThreadState.RUNNING || s === ThreadState.RUNNING_AGAIN || s === ThreadState.STOPPING;
       if (!this.dpa.isStarted || !running) {
-        if (Atomics.compareExchange(i32, at, s, ThreadState.STOPPED) === s) return;
+        if (Atomics.compareExchange(i32, at, s, ThreadState.STOPPED) === s) return this.stat.setState(DpaThreadStatState.STOPPED);
         continue;
       }
       if (s !== ThreadState.STOPPING && Atomics.compareExchange(i32, at, s, ThreadState.STOPPING) !== s) continue;
       const stopped = this.dpaRun.pool.waitSync(() => Atomics.load(i32, at) === ThreadState.STOPPED, STOP_WAIT_MS);
-      if (stopped) return;
+      if (stopped) return this.stat.setState(DpaThreadStatState.STOPPED);
       if (this.dpa.isStarted) throw new DocaError('TIME_OUT', call, `${this.name} is still in its function after ${STOP_WAIT_MS} ms (a thread that polls forever ends only with its DPA)`);
     }
   }
@@ -125,6 +153,8 @@ export class DpaThread extends DpaObject {
     if (this.isDestroyed) return;
     if (this.isStarted) throw new DocaError('BAD_STATE', call, `${this.name} is started; stop it first`);
     this.destroyObject(call);
+    this.stat.release();
+    this.dpa._stat.c[0]!--;
   }
 
   private get state(): number {

@@ -10,6 +10,7 @@ import { socketPath } from './names.js';
 import type { PciAddress } from './pci.js';
 import { type DeviceSpec, findDevice, loadTopology, type Topology } from './topology.js';
 
+/** Which fabric `Fabric.open` and `useFabric` join (the CLI's `--fabric` and `--topology`). */
 export interface FabricOptions {
   /** Fabric directory (default: `$SOFTDPU_FABRIC`, else under `$XDG_RUNTIME_DIR` or /tmp). */
   dir?: string;
@@ -19,6 +20,20 @@ export interface FabricOptions {
   sweep?: boolean;
 }
 
+/**
+ * A fabric: one emulated machine, its runtime directory and its topology; no DOCA object of its own, it
+ * is what `doca_devinfo_create_list` lists the devices of. Every process that opens a device joins one
+ * (`currentFabric()`: `$SOFTDPU_FABRIC` and `$SOFTDPU_TOPOLOGY`, or what `useFabric` set); joining sweeps
+ * what dead processes left in the directory.
+ *
+ * @example
+ * ```ts
+ * // a test suite's own fabric, before anything opens a device
+ * useFabric({ dir: mkdtempSync('/tmp/fabric-'), topology: 'test/topology.json' });
+ * const dev = openDeviceByPci('03:00.0'); // a device of that topology
+ * console.log(currentFabric().findDevice('b1:00.0')?.side); // 'host'
+ * ```
+ */
 export class Fabric {
   private constructor(
     readonly dir: string,
@@ -50,6 +65,7 @@ export class Fabric {
     return socketPath(this.dir, kind, tag);
   }
 
+  /** The topology's device (or host function) at `address` (`DDDD:BB:DD.F` or `BB:DD.F`), if there is one. */
   findDevice(address: string | PciAddress): DeviceSpec | undefined {
     return findDevice(this.topology, address);
   }

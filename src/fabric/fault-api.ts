@@ -23,6 +23,7 @@ export type ListedFault = Fault & {
   readonly injections: number;
 };
 
+/** What `Faults.list` (and `softdpu fault list --json`) says is in force, with injection counts. */
 export interface FaultListing {
   /** 'thread' for what is in force in the calling thread, else the fabric directory. */
   readonly where: string;

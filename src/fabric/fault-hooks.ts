@@ -14,6 +14,8 @@ import { DocaError } from '../core/error.js';
 import { sdkLogSource } from '../core/log.js';
 import { type Fault, type FaultCaps, type FaultKind, type FaultMatch, faultSeed, mulberry32 } from './fault-plan.js';
 import { LIVENESS_INTERVAL_MS, selfThread } from './liveness.js';
+import { StatEvent } from './stats-kinds.js';
+import type { StatRecord } from './stats.js';
 
 const log = sdkLogSource('faults');
 
@@ -41,6 +43,10 @@ export interface RunningFault {
   readonly targets: WeakMap<object, TargetState>;
   readonly devices: Set<string>;
   injections: number;
+  /** Its records for observers (fabric/stats.ts FAULT), by fabric directory; faults.ts keeps them. */
+  readonly records: Map<string, StatRecord>;
+  /** Whether its first injection asked for records already (a thread that published nothing before). */
+  asked: boolean;
 }
 
 /** A source's faults, as faults.ts hands them over. */
@@ -77,7 +83,7 @@ export function install(plans: readonly SourcePlan[]): void {
     for (const fault of plan.faults) {
       const key = `${plan.source}\0${plan.seed}\0${JSON.stringify(fault)}`;
       const seed = faultSeed(fault, plan.seed);
-      next.push(old.get(key) ?? { fault, source: plan.source, key, rng: mulberry32(seed), since: performance.now(), targets: new WeakMap(), devices: new Set(), injections: 0 });
+      next.push(old.get(key) ?? { fault, source: plan.source, key, rng: mulberry32(seed), since: performance.now(), targets: new WeakMap(), devices: new Set(), injections: 0, records: new Map(), asked: false });
     }
   }
   if (running.some((r) => r.injections > 0 && !next.includes(r))) countsChanged = true;
@@ -136,10 +142,11 @@ export function faultAtStart(ctx: string, target: object): void {
 /**
  * An event about to be queued for `progress()`: `deliver` runs now, later (`delay-event`) or never
  * (`lose-event`). Called by comch for `consumer_new`, `consumer_expired`, `connection_established` and
- * `connection_disconnected`. The DPA calls it with `'dpa_activation'` for each activation of a DPA
- * thread, `ctx` its DPA context name and `target` the thread: plans can name that event already.
+ * `connection_disconnected`; by the DPA (dpa/cq.ts) with `'dpa_activation'` for each activation of a DPA
+ * thread by a completion context, `ctx` `doca_dpa` and `target` the DPA. `later` runs a delayed event
+ * (default: an unreferenced timer; an execution unit, whose loop never yields to timers, passes its own).
  */
-export function faultEvent(ctx: string, event: string, target: object, deliver: () => void): void {
+export function faultEvent(ctx: string, event: string, target: object, deliver: () => void, later: (deliver: () => void, ms: number) => void = defaultLater): void {
   const point = { ctx, event };
   for (const r of byKind.get('lose-event') ?? NONE) {
     if (!matches(r.fault.match, point) || !fires(r, target)) continue;
@@ -149,10 +156,15 @@ export function faultEvent(ctx: string, event: string, target: object, deliver: 
   for (const r of byKind.get('delay-event') ?? NONE) {
     if (!matches(r.fault.match, point) || !fires(r, target)) continue;
     warn(r, `delayed a ${event} event of ${ctx} by ${r.fault.delayMs} ms`);
-    setTimeout(deliver, r.fault.delayMs).unref();
+    later(deliver, r.fault.delayMs!);
     return;
   }
   deliver();
+}
+
+/** A delayed event runs from an unreferenced timer (a thread whose event loop turns). */
+function defaultLater(deliver: () => void, ms: number): void {
+  setTimeout(deliver, ms).unref();
 }
 
 const BLOB_NAMES: Record<number, string> = { 1: 'mmap_pci', 2: 'sync_event_pci', 3: 'sync_event_net' };
@@ -187,6 +199,7 @@ export function faultCaps<T extends object>(pci: string, side: string, report: T
       r.devices.add(pci);
       r.injections++;
       countsChanged = true;
+      published(r);
       warn(r, `capabilities of ${pci} forced to ${JSON.stringify(r.fault.caps)}`);
     }
     out = overlay(out, r.fault.caps!);
@@ -296,12 +309,32 @@ function inject(r: RunningFault, st: TargetState): void {
   st.injections++;
   r.injections++;
   countsChanged = true;
+  published(r);
 }
 
-/** The first ten injections of a fault and every 1000th after: a probabilistic AGAIN on a hot path must not flood. */
+/** @internal faults.ts: makes a fault's records in a thread that published nothing yet (its first injection). */
+let recordsWanted: ((r: RunningFault) => void) | undefined;
+export function onRecordsWanted(fn: (r: RunningFault) => void): void {
+  recordsWanted = fn;
+}
+
+/** The injection count, on the fault's records (plain stores); records are asked for once if it has none. */
+function published(r: RunningFault): void {
+  if (r.records.size === 0 && !r.asked) {
+    r.asked = true;
+    recordsWanted?.(r);
+  }
+  for (const s of r.records.values()) s.c[0] = r.injections;
+}
+
+/**
+ * The first ten injections of a fault and every 1000th after: a probabilistic AGAIN on a hot path must
+ * not flood. The same ones go to the thread's event ring for observers (`softdpu top`, `softdpu view`).
+ */
 function warn(r: RunningFault, what: string): void {
   if (r.injections <= 10 || r.injections % 1000 === 0) {
     log.warn(`fault ${r.fault.id} (${r.fault.kind}): ${what}${r.injections > 1 ? ` (${r.injections} injections so far)` : ''}`);
+    for (const s of r.records.values()) s.event(StatEvent.FAULT, `${r.fault.id}: ${what}`);
   }
 }
 

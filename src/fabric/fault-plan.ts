@@ -12,7 +12,9 @@ import { DocaError } from '../core/error.js';
 import { PciAddress } from './pci.js';
 import { DEFAULT_CAPS } from './topology.js';
 
+/** Every kind of fault a plan can inject (docs/faults.md describes each). */
 export const FAULT_KINDS = ['crash', 'stall', 'again', 'lose-event', 'delay-event', 'corrupt-blob', 'truncate-blob', 'caps', 'driver'] as const;
+/** A fault's kind, one of {@link FAULT_KINDS}. */
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 /** Event types a plan can lose or delay; `connection_status` names both connection events. */
@@ -70,8 +72,11 @@ export interface FaultSpec {
 /** A fault after validation: it has an id. */
 export type Fault = FaultSpec & { readonly id: string };
 
+/** A fault plan, as a plan file, `$SOFTDPU_FAULTS` or `softdpu fault add` give it (docs/faults.md). */
 export interface FaultPlan {
+  /** The seed the faults' generators derive from when they have none of their own (default 1). */
   seed?: number;
+  /** The faults, each with its kind, where it applies and when it fires. */
   faults: FaultSpec[];
 }
 

@@ -14,10 +14,11 @@ import { getEnvironmentData, isMainThread, setEnvironmentData } from 'node:worke
 import { DocaError } from '../core/error.js';
 import { sdkLogSource } from '../core/log.js';
 import { planStamp, readPlanFile, writeStats } from './fault-files.js';
-import { faultOnCadence, inForce, install, type SourcePlan, takeCountsChanged } from './fault-hooks.js';
+import { faultOnCadence, inForce, install, onRecordsWanted, type RunningFault, type SourcePlan, takeCountsChanged } from './fault-hooks.js';
 import { type Fault, type FaultSpec, parsePlan } from './fault-plan.js';
 import { onLivenessPass, selfThread } from './liveness.js';
 import { faultStatsPath } from './names.js';
+import type { StatRecord } from './stats.js';
 
 export {
   active,
@@ -47,9 +48,71 @@ let envRead = false;
 export function setSourcePlan(source: string, seed: number, faults: readonly Fault[]): void {
   if (faults.length > 0) plans.set(source, { source, seed, faults });
   else plans.delete(source);
+  const before = inForce();
   install([...plans.values()]);
+  const now = inForce();
+  for (const r of before) if (!now.includes(r)) for (const record of r.records.values()) record.release();
+  syncRecords();
   share();
   onLivenessPass(onPass);
+}
+
+/**
+ * Every fault in force that can fire in this thread gets a record (fabric/stats.ts FAULT) in each followed
+ * fabric it belongs to (its own fabric's, or all for API and $SOFTDPU_FAULTS faults), once the thread
+ * publishes there anyway: a thread that publishes nothing (a DPA execution unit, a command) makes its
+ * records when a fault first fires in it.
+ */
+function syncRecords(): void {
+  for (const r of inForce()) {
+    for (const [dir, record] of r.records) {
+      if (followed.has(dir)) continue;
+      record.release();
+      r.records.delete(dir);
+    }
+    const m = r.fault.match;
+    if ((m?.pid !== undefined && m.pid !== process.pid) || (m?.thread !== undefined && (m.thread === 'main') !== isMainThread)) continue;
+    for (const dir of recordDirs(r)) {
+      if (r.records.has(dir) || !stats?.has(dir)) continue;
+      const f = r.fault;
+      const what = [f.match?.ctx, f.match?.task, f.match?.event, f.match?.blob].filter((x) => x !== undefined).join(' ');
+      const record = stats.record(dir, `${f.id} ${f.kind}${what ? ` ${what}` : ''} (${r.source === dir ? 'fabric' : r.source})`);
+      record.c[0] = r.injections;
+      r.records.set(dir, record);
+    }
+  }
+}
+
+/** The followed fabrics where fault `r` is listed. */
+function recordDirs(r: RunningFault): string[] {
+  return [...followed.keys()].filter((dir) => r.source === dir || r.source === 'api' || r.source === 'env');
+}
+
+/**
+ * What this file uses of fabric/stats.ts, which hands it over when it loads: stats.ts maps memory through
+ * the native addon, and this file must load without it (the CLI's `doctor` reports a missing addon).
+ */
+export interface FaultStats {
+  /** Whether this thread already publishes on the fabric in `dir`. */
+  has(dir: string): boolean;
+  /** A FAULT record named `name` on the fabric in `dir`. */
+  record(dir: string, name: string): StatRecord;
+  /** Starts publishing on the fabric in `dir` (which calls the function provideStats returned). */
+  start(dir: string): void;
+}
+let stats: FaultStats | undefined;
+
+/**
+ * @internal stats.ts: how to make fault records. Returns what stats.ts calls when this thread starts
+ * publishing on a fabric: its faults are listed there too. A thread whose first injection comes before
+ * anything else it publishes starts publishing then.
+ */
+export function provideStats(s: FaultStats): () => void {
+  stats = s;
+  onRecordsWanted((r) => {
+    for (const dir of recordDirs(r)) s.start(dir);
+  });
+  return syncRecords;
 }
 
 /** A source's plan, if it has one. */
@@ -71,6 +134,7 @@ export function followFabric(dir: string): void {
   if (followed.has(dir)) return;
   followed.set(dir, undefined);
   refresh(dir);
+  syncRecords();
   share();
   onLivenessPass(onPass);
 }
@@ -84,6 +148,7 @@ export function refresh(dir: string): void {
     followed.delete(dir);
     published.delete(dir);
     if (plans.has(dir)) setSourcePlan(dir, 1, []);
+    else syncRecords();
     return;
   }
   if (followed.get(dir) === stamp) return;

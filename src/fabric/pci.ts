@@ -3,7 +3,16 @@
 const FULL = /^([0-9a-f]{4}):([0-9a-f]{2}):([0-9a-f]{2})\.([0-7])$/i;
 const SHORT = /^([0-9a-f]{2}):([0-9a-f]{2})\.([0-7])$/i;
 
-/** A parsed PCI address; `toString()` gives DOCA's 12-character form (`doca_devinfo_get_pci_addr_str`). */
+/**
+ * A parsed PCI address; `toString()` gives DOCA's 12-character form (`doca_devinfo_get_pci_addr_str`),
+ * `equals()` compares as `doca_devinfo_is_equal_pci_addr` does.
+ *
+ * @example
+ * ```ts
+ * const addr = PciAddress.tryParse('B1:00.0');
+ * console.log(String(addr), addr?.bdf, addr?.equals('0000:b1:00.0')); // '0000:b1:00.0' 'b1:00.0' true
+ * ```
+ */
 export class PciAddress {
   private constructor(
     readonly domain: number,
@@ -28,6 +37,7 @@ export class PciAddress {
     return `${h(this.bus, 2)}:${h(this.device, 2)}.${this.func}`;
   }
 
+  /** DOCA's full form `DDDD:BB:DD.F`, lower-case hex (what `doca_devinfo_get_pci_addr_str` gives). */
   toString(): string {
     return `${this.domain.toString(16).padStart(4, '0')}:${this.bdf}`;
   }

@@ -38,7 +38,7 @@ const TOKEN_SIZE = 16;
 const OFF_KIND = 48;
 const KIND_SIZE = 16;
 
-/** What a peer needs to open a segment; {@link DESCRIPTOR_SIZE} bytes when encoded. */
+/** What a peer needs to open a segment; `DESCRIPTOR_SIZE` (40) bytes when encoded. */
 export interface SegmentDescriptor {
   readonly pid: number;
   readonly start: number;
@@ -92,6 +92,7 @@ function fromNative(err: unknown, call: string): DocaError {
   return new DocaError(code, call, e.message, { cause: err });
 }
 
+/** How `Segment.wait` (a futex wait) ended: woken, the word did not hold the expected value, or timed out. */
 export type WaitOutcome = 'ok' | 'not-equal' | 'timed-out';
 
 /** `sched_yield(2)`: gives the CPU away (yielding waits). */
@@ -99,7 +100,20 @@ export function yieldCpu(): void {
   native.schedYield();
 }
 
-/** A mapped shared segment. Views over the whole segment (header included) are `u8`, `i32`, `i64`. */
+/**
+ * A mapped shared segment (a memfd): the fabric's shared memory, no DOCA object of its own but what
+ * stands behind the memory `doca_mmap_export_pci` shares, a `doca_sync_event`'s counter and a
+ * `doca_comch_connection`'s rings (docs/protocol.md). Views over the whole segment, header included, are
+ * `u8`, `i32` and `i64`; the payload starts after the 64-byte header.
+ *
+ * @example
+ * ```ts
+ * const seg = Segment.create('demo', 4096); // owner
+ * const peer = Segment.open(seg.descriptor); // in another process of the same user, from the descriptor
+ * Atomics.store(peer.i32, 16, 1); // word 16: the first payload word
+ * seg.wait(64, 0, 0); // 'not-equal': the word is 1 now
+ * ```
+ */
 export class Segment {
   readonly u8: Uint8Array;
   readonly i32: Int32Array;

@@ -20,6 +20,7 @@ import {
   StatKind,
   STATS_MAGIC,
   STATS_VERSION,
+  U64_COUNTERS,
 } from './stats.js';
 
 export interface ObjectSnapshot {
@@ -146,8 +147,10 @@ export class StatsObserver {
         const kind = v.getUint32(base + 4, true);
         if (kind === 0) break;
         const names = COUNTER_NAMES[kind] ?? [];
+        const u64 = U64_COUNTERS[kind];
         const counters: Record<string, number> = {};
-        for (let i = 0; i < Math.min(names.length, COUNTERS); i++) counters[names[i]!] = v.getFloat64(base + 96 + i * 8, true);
+        // A u64 counter becomes a double here: exact up to 2^53, rounded beyond (JSON has no u64).
+        for (let i = 0; i < Math.min(names.length, COUNTERS); i++) counters[names[i]!] = u64?.includes(i) ? Number(v.getBigUint64(base + 96 + i * 8, true)) : v.getFloat64(base + 96 + i * 8, true);
         const o: ObjectSnapshot = {
           slot,
           kind: KIND_NAMES[kind] ?? `kind ${kind}`,

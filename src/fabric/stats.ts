@@ -14,16 +14,47 @@
  *   ...   slots x 256 bytes:
  *           +0 i32 generation (odd while the owner rewrites the slot's identity)   +4 u32 kind (0 free)
  *           +8 u32 parent slot + 1 (0: none)   +12 i32 state   +16 f64 id   +24 f64 peer pid
- *           +32 name: 64 bytes UTF-8   +96 f64 counters x 20
+ *           +32 name: 64 bytes UTF-8   +96 counters x 20, 8 bytes each: an f64, except the kind's
+ *               U64_COUNTERS, which hold a u64 (little-endian) exactly
  *
  * Readers check the magic, version and sizes, copy a slot, and keep it only if its generation was even
- * and unchanged across the copy (a seqlock: the owner never waits). docs/protocol.md#introspection.
+ * and unchanged across the copy (a seqlock: the owner never waits). Counters are not under the seqlock:
+ * each is one aligned 8-byte store, read whole, and may move on while a slot is copied.
+ *
+ * Kinds, their counters (COUNTER_NAMES) and states (STATE_NAMES); docs/observe.md says what they show:
+ *   DEVICE       an opened device, "<pci> (<side>)".
+ *   SERVER       connections (now), accepted, refused; context state.
+ *   CLIENT       connections (now); context state.
+ *   CONNECTION   sent_messages, sent_bytes, recv_messages, recv_bytes (doca_comch_connection counters);
+ *                peer: the process at the other end.
+ *   CONSUMER     posted, received, received_bytes, failed; context state.
+ *   PRODUCER     sent, sent_bytes, again, failed; context state.
+ *   SYNC_EVENT   one handle of a sync event: value (u64, exact in the segment; a JSON reader's double
+ *                is exact up to 2^53 and rounded beyond), waiters, updates. Named
+ *                "event <pid>:<fd> <publisher>→<subscriber>" after its control segment (creator pid and
+ *                fd), so the creator's record and every importer's carry the same "<pid>:<fd>";
+ *                importers say "imported (remote_pci)" or "imported (remote_net)", peer: the creator.
+ *                value: the counter as this handle last wrote or read it (its updates, gets, completed
+ *                waits; DPA code's updates are not seen); waiters: this handle's waits in progress
+ *                (pending wait tasks, a blocking wait); updates: set/add through this handle (its
+ *                synchronous calls, its notify tasks, remote-net peers it serves). State: the context's,
+ *                RUNNING/IDLE for doca_sync_event_start/stop.
+ *   DPA          threads (now), kernels (launched), rpcs (issued); state CREATED, STARTED, FATAL, STOPPED.
+ *   DPA_THREAD   activations: runs of its function, counted by the execution unit that runs it (which
+ *                maps its owner's stats segment: runs of one thread never overlap, so one writer at a
+ *                time, ordered by the thread's state word); state CREATED, STARTED, RUNNABLE, STOPPED.
+ *   MSGQ         consumers, producers: endpoints in its table (both sides), as of the last one this
+ *                thread created or destroyed.
+ *   FAULT        a fault in force in the thread: injected (its count in this thread). Published by a
+ *                thread that publishes anything else on the fabric, or once a fault fires there.
  */
 import { renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { selfThread } from './liveness.js';
 import { entryName } from './names.js';
+import { provideStats } from './faults.js';
 import { Segment, SEGMENT_HEADER_SIZE } from './segment.js';
+import { StatKind } from './stats-kinds.js';
 
 export const STATS_MAGIC = 0x54415453; // 'STAT'
 export const STATS_VERSION = 1;
@@ -37,21 +68,7 @@ export const OFF_SLOTS = OFF_EVENTS + STATS_EVENTS * EVENT_SIZE;
 export const COUNTERS = 20;
 export const NAME_BYTES = 64;
 
-/** What a slot describes. */
-export const StatKind = {
-  DEVICE: 1,
-  SERVER: 2,
-  CLIENT: 3,
-  CONNECTION: 4,
-  CONSUMER: 5,
-  PRODUCER: 6,
-  SYNC_EVENT: 7,
-  DPA: 8,
-  DPA_THREAD: 9,
-  MSGQ: 10,
-  FAULT: 11,
-} as const;
-export type StatKind = (typeof StatKind)[keyof typeof StatKind];
+export { StatEvent, StatKind } from './stats-kinds.js';
 
 /** The counters of each kind, by index (readers name them with this). */
 export const COUNTER_NAMES: Record<number, readonly string[]> = {
@@ -68,14 +85,41 @@ export const COUNTER_NAMES: Record<number, readonly string[]> = {
   [StatKind.DEVICE]: [],
 };
 
-/** Event kinds in the event ring. */
-export const StatEvent = { CONNECT: 1, DISCONNECT: 2, CONSUMER_NEW: 3, CONSUMER_EXPIRED: 4, ERROR: 5, FAULT: 6, STATE: 7 } as const;
+/** Counters that hold a u64 (index by kind): written through `StatRecord.u`, read as u64. */
+export const U64_COUNTERS: Record<number, readonly number[]> = {
+  [StatKind.SYNC_EVENT]: [0],
+};
+
+/** Context states (core/ctx.ts CtxState), for the kinds that are contexts. */
+const CTX_STATES = ['IDLE', 'STARTING', 'RUNNING', 'STOPPING'] as const;
+/** What the state of a kind's slot means, by value; a kind not here has no state (0). */
+export const STATE_NAMES: Record<number, readonly string[]> = {
+  [StatKind.SERVER]: CTX_STATES,
+  [StatKind.CLIENT]: CTX_STATES,
+  [StatKind.CONSUMER]: CTX_STATES,
+  [StatKind.PRODUCER]: CTX_STATES,
+  [StatKind.SYNC_EVENT]: CTX_STATES,
+  [StatKind.DPA]: ['CREATED', 'STARTED', 'FATAL', 'STOPPED'],
+  [StatKind.DPA_THREAD]: ['CREATED', 'STARTED', 'RUNNABLE', 'STOPPED'],
+};
+export const DpaStatState = { CREATED: 0, STARTED: 1, FATAL: 2, STOPPED: 3 } as const;
+export const DpaThreadStatState = { CREATED: 0, STARTED: 1, RUNNABLE: 2, STOPPED: 3 } as const;
+
+/** Byte offset, in a stats segment, of counter `index` of `slot` (for a thread that maps the segment). */
+export function counterOffset(slot: number, index: number): number {
+  return OFF_SLOTS + slot * SLOT_SIZE + 96 + index * 8;
+}
+
 
 const encoder = new TextEncoder();
 
-/** The owner's handle on one slot. `c` are its counters: write them with plain stores. */
+/**
+ * The owner's handle on one slot. `c` are its counters: write them with plain stores. `u` is the same
+ * memory as u64s, for the kind's U64_COUNTERS (a store there wraps modulo 2^64, as the u64 does).
+ */
 export class StatRecord {
   readonly c: Float64Array;
+  readonly u: BigUint64Array;
 
   constructor(
     private readonly stats: StatsWriter | undefined,
@@ -83,26 +127,36 @@ export class StatRecord {
     counters: Float64Array,
   ) {
     this.c = counters;
+    this.u = new BigUint64Array(counters.buffer, counters.byteOffset, counters.length);
+  }
+
+  /** The stats segment the slot is in (undefined for a detached record). */
+  get segment(): Segment | undefined {
+    return this.stats?.segment;
   }
 
   setState(state: number): void {
-    if (this.stats) Atomics.store(this.stats.i32, (this.base + 12) / 4, state);
+    if (this.stats && !this.released) Atomics.store(this.stats.i32, (this.base + 12) / 4, state);
   }
 
   /** The process at the other end (a connection's peer). */
   setPeer(pid: number): void {
-    this.stats?.setPeer(this.slot, pid);
+    if (!this.released) this.stats?.setPeer(this.slot, pid);
   }
 
   /** Appends an event about this object to its thread's event ring. */
   event(kind: number, text: string): void {
-    this.stats?.event(kind, this.slot, text);
+    this.stats?.event(kind, this.released ? -1 : this.slot, text);
   }
 
-  /** The slot is free again (the object is gone). */
+  /** The slot is free again (the object is gone). Once: a second call does nothing. */
   release(): void {
+    if (this.released) return;
+    this.released = true;
     this.stats?.free(this.slot);
   }
+
+  private released = false;
 
   private get base(): number {
     return OFF_SLOTS + this.slot * SLOT_SIZE;
@@ -203,6 +257,7 @@ export class StatsWriter {
 }
 
 const writers = new Map<string, StatsWriter>();
+const writerListeners: ((dir: string) => void)[] = [];
 
 /** This thread's stats on the fabric in `dir` (made on first use). */
 export function statsFor(dir: string): StatsWriter | undefined {
@@ -214,8 +269,19 @@ export function statsFor(dir: string): StatsWriter | undefined {
       return undefined; // introspection is never worth failing a program for
     }
     writers.set(dir, w);
+    for (const listener of writerListeners) listener(dir);
   }
   return w;
+}
+
+/** Whether this thread already publishes on the fabric in `dir`. */
+export function hasStats(dir: string): boolean {
+  return writers.has(dir);
+}
+
+/** Calls `listener` whenever this thread starts publishing on a fabric (fault records join then). */
+export function onStatsWriter(listener: (dir: string) => void): void {
+  writerListeners.push(listener);
 }
 
 /** A record for an object of the fabric in `dir`. */
@@ -223,3 +289,13 @@ export function statRecord(dir: string | undefined, kind: StatKind, name: string
   const w = dir === undefined ? undefined : statsFor(dir);
   return w ? w.record(kind, name, parent, id) : detachedRecord();
 }
+
+// Faults in force get records on the fabrics this thread publishes on (fabric/faults.ts, which cannot
+// import this file: it loads without the native addon).
+onStatsWriter(
+  provideStats({
+    has: hasStats,
+    record: (dir, name) => statRecord(dir, StatKind.FAULT, name),
+    start: (dir) => void statsFor(dir),
+  }),
+);

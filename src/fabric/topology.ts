@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { DocaError } from '../core/error.js';
 import { PciAddress } from './pci.js';
 
+/** Which side of the fabric a device is on: the DPU's Arm side, or the host. */
 export type Side = 'dpu' | 'host';
 /** A host function's kind (`enum doca_pci_func_type` as text). */
 export type FunctionType = 'PF' | 'VF' | 'SF';
@@ -77,6 +78,10 @@ export interface DpaCaps {
   maxObjects: number;
 }
 
+/**
+ * A device's capability limits by library, what the `doca_*_cap_*` queries answer (the topology's `caps`,
+ * docs/topology.md); `capabilityReport` adds the answers that depend on the device's side.
+ */
 export interface Caps {
   comch: ComchCaps;
   consumer: ConsumerCaps;
@@ -123,6 +128,7 @@ export interface RepresentorSpec {
   readonly arm: PciAddress;
 }
 
+/** A validated topology: the DPUs of the emulated machine and every device on either side (docs/topology.md). */
 export interface Topology {
   /** Where the topology came from: 'default' or a file path. */
   readonly source: string;
@@ -130,6 +136,7 @@ export interface Topology {
   readonly devices: readonly DeviceSpec[];
 }
 
+/** The capabilities of a device whose topology entry overrides none (docs/topology.md lists them). */
 export const DEFAULT_CAPS: Caps = Object.freeze({
   comch: { maxNameLen: 128, maxMsgSize: 4080, maxRecvQueueSize: 4096, maxClients: 512, maxSendTasks: 8192 },
   consumer: { maxNumTasks: 8192, maxBufSize: 1 << 30, maxBufListLen: 1, maxConsumers: 64, maxImmDataLen: 32 },

@@ -8,6 +8,7 @@ import { Context, CtxState, type WakeSource } from '../core/ctx.js';
 import { DocaError } from '../core/error.js';
 import type { Task, TaskCompletionCb } from '../core/task.js';
 import type { BellRef } from '../fabric/doorbell.js';
+import type { StatRecord } from '../fabric/stats.js';
 import { watchProcess } from '../fabric/liveness.js';
 import type { Devinfo } from '../core/devinfo.js';
 import {
@@ -33,6 +34,24 @@ const TASK_CAPS: Record<string, (d: Devinfo) => boolean> = {
 
 /** Task pools may hold up to this many tasks of each kind. */
 const MAX_TASKS = 1 << 16;
+
+/**
+ * A sync event as a context (`doca_sync_event_as_ctx`): its asynchronous tasks (get, notify set and add,
+ * wait eq and neq) on a progress engine. Wait tasks complete inside `progress()` once their condition
+ * holds; a sleeping engine is rung by the update that makes it hold.
+ *
+ * @example
+ * ```ts
+ * // doca_sync_event_as_ctx(se, &ctx); doca_pe_connect_ctx(pe, ctx); doca_sync_event_task_wait_eq_alloc_init(se, 1, UINT64_MAX, ...)
+ * const ctx = event.asCtx();
+ * pe.connectCtx(ctx);
+ * ctx.taskWaitEqSetConf(() => {}, () => {}, 4);
+ * ctx.start();
+ * const wait = ctx.taskWaitEqAllocInit(1n, 0xffff_ffff_ffff_ffffn);
+ * await wait.submitAsync(); // resolves once the value is 1 (keep pe progressing)
+ * wait.free();
+ * ```
+ */
 export class SyncEventContext extends Context implements WakeSource {
   private waits: SyncEventTaskWait[] = [];
   private bellRef: BellRef | undefined;
@@ -112,20 +131,29 @@ export class SyncEventContext extends Context implements WakeSource {
 
   // ---- for the tasks ------------------------------------------------------------------------------
 
+  /** @internal the event's record (fabric/stats.ts SYNC_EVENT): its state is this context's. */
+  _useStat(stat: StatRecord): void {
+    this.stat = stat;
+  }
+
   /** @internal */
   _get(): bigint {
-    return Atomics.load(this.event._values('doca_task_submit'), this.event._valueIndex);
+    return (this.stat.u[0] = Atomics.load(this.event._values('doca_task_submit'), this.event._valueIndex));
   }
 
   /** @internal */
   _set(value: bigint): void {
     Atomics.store(this.event._values('doca_task_submit'), this.event._valueIndex, value);
+    this.stat.u[0] = value;
+    this.stat.c[2]!++;
     this.event._waiters!.ringIfWaiting();
   }
 
   /** @internal */
   _add(value: bigint): bigint {
     const before = Atomics.add(this.event._values('doca_task_submit'), this.event._valueIndex, value);
+    this.stat.u[0] = before + value;
+    this.stat.c[2]!++;
     this.event._waiters!.ringIfWaiting();
     return before;
   }
@@ -147,7 +175,7 @@ export class SyncEventContext extends Context implements WakeSource {
       throw new DocaError('NO_MEMORY', call, `${WAITER_CAPACITY} engines already wait on this sync event`);
     }
     if (met()) this.completeTask(task);
-    else this.waits.push(task);
+    else this.stat.c[1] = this.waits.push(task);
   }
 
   // ---- context hooks ------------------------------------------------------------------------------
@@ -162,6 +190,7 @@ export class SyncEventContext extends Context implements WakeSource {
 
   protected override _doStop(): void {
     this.waits = [];
+    this.stat.c[1] = 0;
     this.event._waiters?.release();
     this.unwatchExporter();
     this.unwatchExporter = () => {};
@@ -175,13 +204,14 @@ export class SyncEventContext extends Context implements WakeSource {
       return false;
     }
     if (this.waits.length === 0) return false;
-    const value = this.event._peek();
+    const value = (this.stat.u[0] = this.event._peek());
     let kept = 0;
     for (const task of this.waits) {
       if (holds(task.op, value, task.getWaitVal(), task.getMask())) this.completeTask(task);
       else this.waits[kept++] = task;
     }
     this.waits.length = kept;
+    this.stat.c[1] = kept;
     if (kept === 0) this.event._waiters!.want(false, () => this.bellRef!);
     return false;
   }

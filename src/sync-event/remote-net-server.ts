@@ -17,6 +17,10 @@ import type { SyncEvent } from './sync-event.js';
 
 const log = sdkLogSource('sync_event_net');
 
+/**
+ * Where `SyncEvent.exportToRemoteNet` (`doca_sync_event_export_to_remote_net`) serves the event's remote
+ * handles: a TCP listener, the emulation of DOCA's RDMA path.
+ */
 export interface RemoteNetOptions {
   /** IP address to listen on (default 127.0.0.1). */
   host?: string;

@@ -5,8 +5,10 @@
  */
 import { connect, isIP, type Socket } from 'node:net';
 import { BlobKind, BlobReader } from '../core/blob.js';
+import { CtxState } from '../core/ctx.js';
 import type { Dev } from '../core/dev.js';
 import { DocaError, DocaErrorCode, docaErrorGetName, type DocaErrorName } from '../core/error.js';
+import { detachedRecord, StatKind, type StatRecord, statRecord } from '../fabric/stats.js';
 import { syncEventCapRemoteNetIsCreateFromExportSupported } from './caps.js';
 import { toU64 } from './condition.js';
 import { type DpaEventTarget, isDpaTarget } from './dpa-handle.js';
@@ -18,23 +20,47 @@ interface Pending {
   reject: (err: DocaError) => void;
   timer: NodeJS.Timeout;
   what: string;
+  /** The operation and its operand, for the handle's record once answered. */
+  op: number;
+  value: bigint;
 }
 
 /** By default each operation (connecting included) fails with TIME_OUT if unanswered this long. */
 const OP_TIMEOUT_MS = 10_000;
 
+/** Options of `SyncEventRemoteNet.createFromExport` (softdpu's: DOCA's RDMA tasks have none). */
 export interface RemoteNetHandleOptions {
   /** How long an operation, connecting included, may go unanswered (default 10 s). */
   timeoutMs?: number;
 }
 const OP_NAMES: Record<number, string> = { [NetOp.SET]: 'update_set', [NetOp.ADD]: 'update_add', [NetOp.GET]: 'get' };
 
+/**
+ * A remote-net handle, `struct doca_sync_event_remote_net`
+ * (`doca_sync_event_remote_net_create_from_export`): another node's view of a sync event, made from the
+ * blob `exportToRemoteNet` gave, in a process that needs nothing else of the fabric. It sets, adds and gets
+ * over TCP (DOCA does this with RDMA tasks), so its operations are promises.
+ *
+ * @example
+ * ```ts
+ * // doca_sync_event_remote_net_create_from_export(dev, blob, len, &remote); then RDMA set/add/get tasks
+ * const remote = SyncEventRemoteNet.createFromExport(blob, undefined, { timeoutMs: 5_000 });
+ * await remote.updateAdd(1n);
+ * console.log(await remote.get());
+ * remote.destroy();
+ * ```
+ */
 export class SyncEventRemoteNet {
   private socket: Socket | undefined;
   private ready: Promise<Socket> | undefined;
   private readonly pending = new Map<number, Pending>();
   private nextId = 0;
   private destroyed = false;
+  /**
+   * What observers of the fabric see of it (fabric/stats.ts SYNC_EVENT), when made with a device: value
+   * as last answered, updates answered. A remote node without a device publishes nothing.
+   */
+  private stat: StatRecord = detachedRecord();
 
   private constructor(
     private readonly host: string,
@@ -59,7 +85,12 @@ export class SyncEventRemoteNet {
     if (port === 0) throw new DocaError('INVALID_VALUE', call, 'the blob names port 0');
     const host = r.text(0, 64);
     if (!isIP(host)) throw new DocaError('INVALID_VALUE', call, `the blob names ${JSON.stringify(host)}, which is not an IP address`);
-    return new SyncEventRemoteNet(host, port, r.raw(66, 32), timeoutMs);
+    const handle = new SyncEventRemoteNet(host, port, r.raw(66, 32), timeoutMs);
+    if (dev) {
+      handle.stat = statRecord(dev.fabric.dir, StatKind.SYNC_EVENT, `event ${host}:${port} imported (remote_net)`, dev._stat, port);
+      handle.stat.setState(CtxState.RUNNING);
+    }
+    return handle;
   }
 
   /** Sets the value. */
@@ -92,9 +123,11 @@ export class SyncEventRemoteNet {
   /** `doca_sync_event_remote_net_destroy`: pending operations fail with NOT_CONNECTED. */
   destroy(): void {
     this.destroyed = true;
+    this.stat.release();
     this.close(new DocaError('NOT_CONNECTED', 'doca_sync_event_remote_net_destroy', 'the handle was destroyed'));
   }
 
+  /** `await using remote = SyncEventRemoteNet.createFromExport(...)`: destroys the handle. */
   async [Symbol.asyncDispose](): Promise<void> {
     this.destroy();
   }
@@ -113,7 +146,7 @@ export class SyncEventRemoteNet {
         this.pending.delete(id);
         reject(new DocaError('TIME_OUT', call, `${what}: no answer from ${this.host}:${this.port} within ${this.timeoutMs} ms`));
       }, this.timeoutMs);
-      this.pending.set(id, { resolve, reject, timer, what });
+      this.pending.set(id, { resolve, reject, timer, what, op, value });
     });
     this.connection().then(
       (socket) => this.pending.has(id) && this.send(socket, id, op, value),
@@ -186,7 +219,11 @@ export class SyncEventRemoteNet {
     if (!p) return;
     this.pending.delete(id);
     clearTimeout(p.timer);
-    if (status === 0) return p.resolve(value);
+    if (status === 0) {
+      this.stat.u[0] = p.op === NetOp.GET ? value : p.op === NetOp.ADD ? value + p.value : p.value;
+      if (p.op !== NetOp.GET) this.stat.c[2]!++;
+      return p.resolve(value);
+    }
     // The peer is not trusted to send a known status.
     const name = docaErrorGetName(status);
     const code: DocaErrorName = name in DocaErrorCode ? (name as DocaErrorName) : 'DOCA_ERROR_UNEXPECTED';

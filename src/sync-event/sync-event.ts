@@ -17,6 +17,7 @@ import { AccessFlag } from '../core/mmap.js';
 import { type ExportSlot, exportIsValid, revokeExportSlot } from '../fabric/exports.js';
 import type { ProcessIdentity } from '../fabric/liveness.js';
 import { type Segment, yieldCpu } from '../fabric/segment.js';
+import { detachedRecord, StatKind, type StatRecord, statRecord } from '../fabric/stats.js';
 import { syncEventCapIsExportToDpaSupported, syncEventCapIsExportToRemoteNetSupported } from './caps.js';
 import { holds, toMask, toU64, type WaitOp } from './condition.js';
 import { SyncEventContext } from './ctx.js';
@@ -36,9 +37,27 @@ const LIVENESS_EVERY = 4096;
  * holds the thread, so an AbortSignal could never fire during one: only a timeout is offered.
  */
 export interface SyncWaitOptions {
+  /** Milliseconds before the wait gives up with TIME_OUT (default: none, as in DOCA). */
   timeoutMs?: number;
 }
 
+/**
+ * A sync event, `struct doca_sync_event` (`doca_sync_event_create`): a 64-bit counter shared across the
+ * processes of the fabric (and other nodes over TCP), with set, add, get and waits, or, as a context
+ * (`asCtx()`), asynchronous tasks. The creator's handle is configured (publisher and subscriber
+ * locations) and exported; `createFromExport` makes a handle on the same counter in another process.
+ *
+ * @example
+ * ```ts
+ * // doca_sync_event_create(&se); doca_sync_event_add_publisher_location_remote_pci(se); ..._add_subscriber_location_cpu(se, dev)
+ * const event = SyncEvent.create();
+ * event.addPublisherLocationRemotePci();
+ * event.addSubscriberLocationCpu(dev);
+ * event.start();
+ * const blob = event.exportToRemotePci(dev); // the other side: SyncEvent.createFromExport(itsDev, blob)
+ * event.waitGtYield(0n, -1n, { timeoutMs: 10_000 }); // until the peer's updateAdd(1n)
+ * ```
+ */
 export class SyncEvent {
   private publisher: SyncEventLocation | undefined;
   private subscriber: SyncEventLocation | undefined;
@@ -58,6 +77,10 @@ export class SyncEvent {
   private readonly ctx: SyncEventContext;
   /** DPAs holding a handle of this event (`getDpaHandle`): told when it is destroyed. */
   private readonly dpaTargets = new Set<DpaEventTarget>();
+  /** What observers of the fabric see of this handle (fabric/stats.ts SYNC_EVENT), from its first start. */
+  private stat: StatRecord = detachedRecord();
+  /** The fabric of a DPA location's device, for an event with no cpu location. */
+  private dpaFabric: string | undefined;
 
   private constructor(private readonly imported?: ImportedEvent) {
     this.ctx = new SyncEventContext(this);
@@ -188,6 +211,7 @@ export class SyncEvent {
     if (this.syncStarted) throw new DocaError('BAD_STATE', call, 'the event is already started');
     this.prepare('sync', call);
     this.syncStarted = true;
+    this.stat.setState(CtxState.RUNNING);
   }
 
   /** `doca_sync_event_stop`: undoes `start`. */
@@ -196,6 +220,7 @@ export class SyncEvent {
     this.alive(call);
     if (!this.syncStarted) throw new DocaError('BAD_STATE', call, 'the event is not started (or runs as a context: stop the context)');
     this.syncStarted = false;
+    this.stat.setState(CtxState.IDLE);
   }
 
   /**
@@ -217,6 +242,7 @@ export class SyncEvent {
     if (this.destroyed) return;
     this.ctx._release(call); // IN_USE, naming the state, unless the context is IDLE
     this.syncStarted = false;
+    this.stat.release();
     if (this.exportSlot) revokeExportSlot(this.exportSlot);
     this.netServer?.close();
     if (this.imported) {
@@ -323,6 +349,8 @@ export class SyncEvent {
     const v = toU64(call, 'value', value);
     const values = this.usable(call);
     Atomics.store(values, this.valueIndex, v);
+    this.stat.u[0] = v;
+    this.stat.c[2]!++;
     this.waiters!.ringIfWaiting();
   }
 
@@ -332,13 +360,17 @@ export class SyncEvent {
     const v = toU64(call, 'value', value);
     const values = this.usable(call);
     const before = Atomics.add(values, this.valueIndex, v);
+    this.stat.u[0] = before + v; // the u64 store wraps as the counter did
+    this.stat.c[2]!++;
     this.waiters!.ringIfWaiting();
     return before;
   }
 
   /** `doca_sync_event_get`. */
   get(): bigint {
-    return Atomics.load(this.usable('doca_sync_event_get'), this.valueIndex);
+    const value = Atomics.load(this.usable('doca_sync_event_get'), this.valueIndex);
+    this.stat.u[0] = value;
+    return value;
   }
 
   /** `doca_sync_event_wait_gt`: spins until `(value & mask) > value`. DOCA has no timeout; softdpu takes one. */
@@ -406,8 +438,10 @@ export class SyncEvent {
   _remote(op: 'set' | 'add' | 'get', value: bigint): bigint {
     const call = `doca_sync_event_remote_net ${op}`;
     const values = this.usable(call, this.mode === 'ctx');
-    if (op === 'get') return Atomics.load(values, this.valueIndex);
+    if (op === 'get') return (this.stat.u[0] = Atomics.load(values, this.valueIndex));
     const before = op === 'add' ? Atomics.add(values, this.valueIndex, value) : (Atomics.store(values, this.valueIndex, value), 0n);
+    this.stat.u[0] = op === 'add' ? before + value : value;
+    this.stat.c[2]!++;
     this.waiters!.ringIfWaiting();
     return before;
   }
@@ -455,6 +489,7 @@ export class SyncEvent {
     if (role === 'publisher') this.publisher = where;
     else this.subscriber = where;
     if (where === 'cpu') this.capDev ??= target as Dev;
+    if (where === 'dpa') this.dpaFabric ??= (target as { dev?: Dev }).dev?.fabric?.dir;
   }
 
   private configurable(call: string, code: 'BAD_STATE' | 'NOT_PERMITTED'): void {
@@ -473,7 +508,8 @@ export class SyncEvent {
       throw new DocaError('BAD_STATE', call, `set a publisher and a subscriber location first (publisher ${this.publisher ?? 'none'}, subscriber ${this.subscriber ?? 'none'})`);
     }
     this.mode = mode;
-    if (this.imported || this.control) return;
+    if (this.imported) return this.publish();
+    if (this.control) return;
     this.control = createControl();
     this.waiters = new Waiters(this.control);
     if (this.userValue) {
@@ -483,6 +519,22 @@ export class SyncEvent {
       this.values = new BigUint64Array(this.control.u8.buffer);
       this.valueIndex = SE_VALUE / 8;
     }
+    this.publish();
+  }
+
+  /**
+   * Its record for observers (fabric/stats.ts SYNC_EVENT), made at the first start: named after the
+   * control segment (creator pid and fd), which the creator's record and every importer's share.
+   */
+  private publish(): void {
+    if (this.stat.slot >= 0 || !this.control) return;
+    const d = this.control.descriptor;
+    const dir = this.capDev?.fabric.dir ?? this.dpaFabric;
+    const where = this.imported ? 'imported (remote_pci)' : `${this.publisher}→${this.subscriber}`;
+    this.stat = statRecord(dir, StatKind.SYNC_EVENT, `event ${d.pid}:${d.fd} ${where}`, this.capDev?._stat, d.fd);
+    if (this.imported) this.stat.setPeer(d.pid);
+    this.stat.u[0] = Atomics.load(this.values!, this.valueIndex);
+    this.ctx._useStat(this.stat);
   }
 
   private alive(call: string): void {
@@ -516,14 +568,24 @@ export class SyncEvent {
     }
     const index = this.valueIndex;
     const deadline = options.timeoutMs === undefined ? Infinity : performance.now() + options.timeoutMs;
-    for (let i = 1; ; i++) {
-      if (holds(op, Atomics.load(values, index), v, m)) return;
-      if (yielding) yieldCpu();
-      if ((i & 1023) !== 0) continue;
-      if (performance.now() > deadline) throw new DocaError('TIME_OUT', call, `(value & 0x${m.toString(16)}) ${op} ${v} did not hold within ${options.timeoutMs} ms (value ${Atomics.load(values, index)})`);
-      if (i % LIVENESS_EVERY === 0 && this.imported && !this._valid(call)) {
-        throw new DocaError('NOT_CONNECTED', call, 'the exporting process destroyed the event or exited while we waited');
+    const stat = this.stat;
+    stat.c[1]!++; // a waiter, for observers, while this thread spins
+    try {
+      for (let i = 1; ; i++) {
+        const now = Atomics.load(values, index);
+        if (holds(op, now, v, m)) {
+          stat.u[0] = now;
+          return;
+        }
+        if (yielding) yieldCpu();
+        if ((i & 1023) !== 0) continue;
+        if (performance.now() > deadline) throw new DocaError('TIME_OUT', call, `(value & 0x${m.toString(16)}) ${op} ${v} did not hold within ${options.timeoutMs} ms (value ${Atomics.load(values, index)})`);
+        if (i % LIVENESS_EVERY === 0 && this.imported && !this._valid(call)) {
+          throw new DocaError('NOT_CONNECTED', call, 'the exporting process destroyed the event or exited while we waited');
+        }
       }
+    } finally {
+      stat.c[1]!--;
     }
   }
 }

@@ -3,6 +3,8 @@
  * execution units). Every function is named after its `doca_dpa_dev_*` call without the prefix, in
  * TypeScript casing (`doca_dpa_dev_comch_consumer_ack` -> `comchConsumerAck`), and takes the u64
  * handles the CPU side's `getDpaHandle()` calls give, as bigints. Importing it anywhere else fails.
+ *
+ * @module softdpu/dpa-dev
  */
 import { workerData } from 'node:worker_threads';
 import { DocaError } from '../../core/error.js';

@@ -41,7 +41,8 @@ function h(tag, attrs = {}, ...children) {
   return node;
 }
 
-const counterText = (name, value) => (name.endsWith('bytes') ? bytes(value) : si(value));
+// A sync event's value is shown exactly (it is a number the program set, not an amount).
+const counterText = (name, value, kind) => (kind === 'sync_event' && name === 'value' ? String(value) : name.endsWith('bytes') ? bytes(value) : si(value));
 
 // ---- the objects table ----
 
@@ -69,13 +70,13 @@ function renderObjects(view) {
     const counters = h(
       'td',
       { class: 'counters' },
-      ...Object.entries(r.counters).map(([k, v]) => h('span', { class: 'counter', 'data-counter': k, 'data-value': v }, `${k} `, h('b', {}, counterText(k, v)))),
+      ...Object.entries(r.counters).map(([k, v]) => h('span', { class: 'counter', 'data-counter': k, 'data-value': v }, `${k} `, h('b', {}, counterText(k, v, r.kind)))),
     );
     const name = h('td', { class: 'name', title: r.name }, r.name);
-    if (r.kind === 'connection' && r.peer > 0) name.append(h('span', { class: 'peer' }, ` ↔ ${r.peer}${titles.has(r.peer) ? ` ${titles.get(r.peer)}` : ''}`));
+    if (r.peer > 0) name.append(h('span', { class: 'peer' }, ` ↔ ${r.peer}${titles.has(r.peer) ? ` ${titles.get(r.peer)}` : ''}`));
     return h(
       'tr',
-      { class: `object kind-${r.kind}${r.alive ? '' : ' dead'}`, 'data-key': r.key, 'data-kind': r.kind, 'data-pid': r.pid, 'data-alive': r.alive },
+      { class: `object kind-${r.kind}${r.kind === 'fault' && r.counters.injected > 0 ? ' injected' : ''}${r.alive ? '' : ' dead'}`, 'data-key': r.key, 'data-kind': r.kind, 'data-pid': r.pid, 'data-alive': r.alive },
       h('td'),
       h('td', { class: 'kind', style: `padding-left: ${0.6 + 1.1 * (r.depth + 1)}em` }, r.kind),
       name,
