@@ -13,6 +13,7 @@ const run = (...args) => execFileSync(process.execPath, args, { cwd: root, stdio
 
 run(join(root, 'scripts', 'prebuild.mjs'));
 rmSync(join(root, 'dist'), { recursive: true, force: true });
-// The devDependency's compiler (a checkout after `npm ci`), as `npm run build:ts` would run it.
-const tsc = join(dirname(createRequire(import.meta.url).resolve('typescript/package.json')), 'bin', 'tsc');
+// The devDependency's compiler (a checkout after `npm ci`), as `npm run build:ts` would run it: TypeScript 7,
+// installed as `@typescript/native` (`typescript` is the TypeScript 6 API that TypeDoc needs; typedoc.config.mjs).
+const tsc = join(dirname(createRequire(import.meta.url).resolve('@typescript/native/package.json')), 'bin', 'tsc');
 run(tsc, '-p', join(root, 'tsconfig.json'));

@@ -262,7 +262,8 @@ test('the packed tarball installs offline without scripts into a fresh project a
     const imported = assertOk(await run(t, process.execPath, ['--input-type=module', '-e', script], app, env, 20_000), 'import softdpu');
     assert.equal(imported.stdout.trim(), `function function ${JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')).version} true`, 'softdpu/dpa-dev resolves to the device API');
     writeFileSync(join(app, 'check.ts'), CHECK_TS);
-    const tsc = join(repo, 'node_modules', 'typescript', 'bin', 'tsc');
+    // The project's compiler, TypeScript 7 (`typescript` itself is the TypeScript 6 API TypeDoc needs).
+    const tsc = join(repo, 'node_modules', '@typescript', 'native', 'bin', 'tsc');
     const checks = (['node16', 'bundler'] as const).map(async (resolution) => {
       writeFileSync(join(app, `tsconfig.${resolution}.json`), tsconfig(resolution));
       assertOk(await run(t, process.execPath, [tsc, '-p', `tsconfig.${resolution}.json`], app, env, 60_000), `tsc (${resolution})`);
