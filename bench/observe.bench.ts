@@ -12,6 +12,7 @@
  * can resolve that.
  */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { count, type Figure, median, medians, printScenarios, QUICK, root, type Rtt, scenario, serverAndClientBoth, startNode, together, withTempDir } from './lib.js';
 
@@ -21,7 +22,7 @@ const TARGET = 0.02;
 
 interface Observer {
   /** Snapshots printed, and how many of them showed an object of the peers. */
-  stop(): Promise<{ frames: number; seeing: number }>;
+  stop(): Promise<{ frames: number; seeing: number; cpuPct: number }>;
 }
 
 /** `softdpu top --json --interval 50 --fabric DIR`, counting its frames. */
@@ -39,11 +40,15 @@ function observe(dir: string): Observer {
     }
   });
   const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  const t0 = performance.now();
   return {
     stop: async () => {
+      // Its CPU (user + system, from /proc) over its life, as % of one core: what it takes from the peers.
+      const ticks = readFileSync(`/proc/${child.pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+      const cpuPct = ((Number(ticks[11]) + Number(ticks[12])) / 100 / ((performance.now() - t0) / 1000)) * 100;
       child.kill('SIGTERM');
       await closed;
-      return { frames, seeing };
+      return { frames, seeing, cpuPct };
     },
   };
 }
@@ -54,6 +59,8 @@ interface Sides<T> {
   /** Snapshots the observer printed over the watched runs, and how many showed the peers' objects. */
   frames: number;
   seeing: number;
+  /** The observer's CPU over each watched run, % of one core. */
+  cpuPct: number[];
 }
 
 /**
@@ -61,7 +68,7 @@ interface Sides<T> {
  * returns each side's per-run results (and what the observer saw).
  */
 async function alternate<T>(dir: string, measure: () => Promise<T>): Promise<Sides<T>> {
-  const out: Sides<T> = { without: [], with: [], frames: 0, seeing: 0 };
+  const out: Sides<T> = { without: [], with: [], frames: 0, seeing: 0, cpuPct: [] };
   for (let pair = 0; pair < PAIRS(); pair++) {
     for (const watched of pair % 2 === 0 ? [false, true] : [true, false]) {
       const observer = watched ? observe(dir) : undefined;
@@ -71,6 +78,7 @@ async function alternate<T>(dir: string, measure: () => Promise<T>): Promise<Sid
       (watched ? out.with : out.without).push(value);
       out.frames += seen?.frames ?? 0;
       out.seeing += seen?.seeing ?? 0;
+      if (seen) out.cpuPct.push(seen.cpuPct);
     }
   }
   return out;
@@ -84,10 +92,10 @@ const noise = (xs: number[]) => (Math.max(...xs) - Math.min(...xs)) / median(xs)
  * A scenario of one hot path: softdpu watched against softdpu unwatched (the baseline), medians of the
  * runs of each side; the target is the 2% ratio. The note gives the runs' spread.
  */
-async function watchedScenario<T>(id: string, title: string, metric: 'p50_us' | 'msgs_per_s' | 'ops_per_s', n: number, sides: () => Promise<Sides<T>>, figure: (t: T) => Figure, seen: Record<string, { frames: number; seeing: number }>): Promise<void> {
+async function watchedScenario<T>(id: string, title: string, metric: 'p50_us' | 'msgs_per_s' | 'ops_per_s', n: number, sides: () => Promise<Sides<T>>, figure: (t: T) => Figure, seen: Record<string, { frames: number; seeing: number; cpu_pct: number }>): Promise<void> {
   await scenario(id, async () => {
     const s = await sides();
-    seen[id] = { frames: s.frames, seeing: s.seeing };
+    seen[id] = { frames: s.frames, seeing: s.seeing, cpu_pct: median(s.cpuPct) };
     const side = (runs: T[]) => medians(runs.map(figure));
     const lower = metric === 'p50_us';
     const spreadNote = `runs spread ${pct(noise(s.without.map((r) => figure(r)[metric]!)))} unwatched, ${pct(noise(s.with.map((r) => figure(r)[metric]!)))} watched`;
@@ -111,7 +119,7 @@ export async function observeBench(): Promise<Record<string, unknown>> {
     const nRtt = count(20_000);
     const nFast = count(500_000);
     const nAdd = count(5_000_000);
-    const seen: Record<string, { frames: number; seeing: number }> = {};
+    const seen: Record<string, { frames: number; seeing: number; cpu_pct: number }> = {};
 
     // Control path: busy-polling ping-pong, p50 and p99 of each run.
     await watchedScenario('rtt_busy', 'control-path RTT, busy', 'p50_us', nRtt, () =>
@@ -137,8 +145,8 @@ export async function observeBench(): Promise<Record<string, unknown>> {
       (rate) => ({ ops_per_s: rate }), seen);
 
     printScenarios(`observe: the hot paths watched (softdpu top --json --interval 50 attached) and unwatched; medians of ${PAIRS()} runs each, alternating; target: within 2%`);
-    const frames = Object.entries(seen).map(([id, v]) => `${id} ${v.frames} (${v.seeing})`);
-    if (frames.length) process.stdout.write(`  observer frames (of them showing the peers' objects): ${frames.join(', ')}\n`);
+    const frames = Object.entries(seen).map(([id, v]) => `${id} ${v.frames} (${v.seeing}), ${v.cpu_pct.toFixed(1)} %`);
+    if (frames.length) process.stdout.write(`  observer frames (of them showing the peers' objects), observer CPU (% of one core, median): ${frames.join('; ')}\n`);
     return { observer: seen, pairs_of_runs: PAIRS() };
   });
 }
