@@ -42,6 +42,10 @@ test('forged and stale descriptors are refused with NOT_FOUND, never mapped wron
   assert.throws(forge({ pid: self.pid, start: self.start, fd }), notFound(/is not a softdpu segment/));
   const twin = Segment.open(d);
   twin.close();
+  // A state word that is neither LIVE nor REVOKED (the header's i32 at 12): refused, not trusted.
+  Atomics.store(seg.i32, 3, 7);
+  assert.throws(forge({}), notFound(/is not live \(state 7\)/));
+  Atomics.store(seg.i32, 3, 1);
   seg.revoke();
   assert.throws(forge({}), notFound(/was revoked by its owner/));
 });

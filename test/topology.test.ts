@@ -77,6 +77,7 @@ const bad: [string, unknown, RegExp][] = [
   ['a capability softdpu cannot give', { caps: { syncEvent: { exportToGpu: true } }, dpus: [{ arm: [{ pci: '03:00.0' }] }] }, /\$\.caps\.syncEvent\.exportToGpu: cannot be true: softdpu has no GPU/],
   ['more execution units than an idle mask holds', { caps: { dpa: { numEus: 33 } }, dpus: [{ arm: [{ pci: '03:00.0' }] }] }, /\$\.caps\.dpa\.numEus: must be an integer in \[1, 32\], got 33/],
   ['bad arm ref', { dpus: [{ arm: [{ pci: '03:00.0' }], host: [{ pci: 'b1:00.0', arm: '05:00.0' }] }] }, /\$\.dpus\[0\]\.host\[0\]\.arm: 0000:05:00\.0 is not an Arm device of bf0/],
+  ['a DPU name longer than an export blob holds', { dpus: [{ name: 'ü'.repeat(33), arm: [{ pci: '03:00.0' }] }] }, /\$\.dpus\[0\]\.name: "ü+" is 66 bytes of UTF-8; at most 64/],
   ['bool cap', { dpus: [{ arm: [{ pci: '03:00.0' }], caps: { mmap: { exportPci: 'yes' } } }] }, /\$\.dpus\[0\]\.caps\.mmap\.exportPci: must be true or false/],
 ];
 

@@ -185,7 +185,9 @@ export class Segment {
             ? 'has another token'
             : seg.revoked
               ? 'was revoked by its owner'
-              : undefined;
+              : Atomics.load(seg.i32, OFF_STATE / 4) !== STATE_LIVE
+                ? `is not live (state ${Atomics.load(seg.i32, OFF_STATE / 4)})`
+                : undefined;
     if (problem) {
       seg.close();
       throw new DocaError('NOT_FOUND', call, `the segment at pid ${d.pid} fd ${d.fd} ${problem}`);

@@ -277,6 +277,8 @@ export function parseTopology(doc: unknown, source: string): Topology {
     const dp = `$.dpus[${d}]`;
     const dpu = object(rawDpu, dp, ['name', 'arm', 'host', 'caps']);
     const name = string(dpu, 'name', dp, `bf${d}`);
+    // Export blobs carry the DPU's name in 64 bytes (core/pci-export.ts).
+    if (Buffer.byteLength(name, 'utf8') > 64) fail(`${dp}.name`, `${JSON.stringify(name)} is ${Buffer.byteLength(name, 'utf8')} bytes of UTF-8; at most 64`);
     if (names.includes(name)) fail(`${dp}.name`, `DPU name ${JSON.stringify(name)} is used twice`);
     names.push(name);
     const caps = mergeCaps(fabricCaps, dpu.caps, `${dp}.caps`);
