@@ -74,6 +74,17 @@ test('a blob with a valid control block but an impossible value descriptor is re
   assert.equal(mappings(), before, 'the control block mapping was released');
 });
 
+test('a blob pointing the counter elsewhere in the control block (at the waiter counts) is refused, mapping nothing', (t) => {
+  const { host, blob } = exported(t);
+  const forged = new Uint8Array(blob);
+  new DataView(forged.buffer).setFloat64(24 + 80, 192, true); // the value offset, after both descriptors
+  new DataView(forged.buffer).setUint32(12, crc32(forged.subarray(16)), true);
+  const before = mappings();
+  assert.throws(() => SyncEvent.createFromExport(host, forged), code('DOCA_ERROR_INVALID_VALUE', /counter at byte 192 of the event's control block, where the counter is at byte 128/));
+  assert.equal(mappings(), before, 'the control block mapping was released');
+  SyncEvent.createFromExport(host, blob).destroy(); // the genuine blob still imports
+});
+
 test('a waiter killed while asleep gives its place back: the waiting count comes down after updates', { timeout: 20_000 }, async (t) => {
   const { event, blob } = exported(t);
   const waiter = spawnChild(t, 'se-waiter', [hex(blob), 'b1:00.0', 'async', 'eq', '7', '-1', '0'], { env: { SOFTDPU_FABRIC: currentFabric().dir } });

@@ -3,6 +3,7 @@
  * the DPAs' execution units map, so that DPA code can resolve a map handle to the bytes it covers. The
  * map's memory must be shared (`allocSharedMemory`, or a map created from an export), since EUs reach it
  * through its segment. Destroying the map frees its entry: its handles are refused from then on.
+ * docs/protocol.md#dpa-map-table gives the layout.
  *
  *   64   u32 magic 'DMAP'   68 u32 version   72 u32 entries   76 u32 handle tag
  *   128  entries x 128:  +0 i32 state (0 free, 1 live)  +4 i32 generation  +8 u32 access flags

@@ -2,7 +2,8 @@
  * The shared memory of one started DPA: a control segment its owner (the CPU thread that started it)
  * creates and every execution unit (EU, a worker thread) maps. Everything the DPA's code and its
  * activators share lives here, so that any EU can run any DPA thread, kernel instance or RPC call, and
- * any thread of the process (or an EU) can activate one. docs/dpa.md describes the protocol.
+ * any thread of the process (or an EU) can activate one. docs/dpa.md describes the protocol;
+ * docs/protocol.md#dpa-shared-memory gives the layouts.
  *
  *   0     segment header (fabric/segment.ts)
  *   64    u32 magic 'DPA1'   68 u32 version     72 u32 EUs           76 u32 objects

@@ -2,6 +2,7 @@
  * The entries of a DPA's object table (layout.ts), by kind: the fields after the common state,
  * generation and kind words. The owner (the CPU thread that created the DPA) allocates and configures
  * entries; EUs read them when they resolve a handle and update the words marked "EUs" below.
+ * docs/protocol.md#object-table gives the layouts.
  *
  * Every cross-object reference is an object index plus the generation it had, so an EU that follows it
  * can tell a destroyed (or reused) target from the one that was configured.

@@ -2,6 +2,7 @@
  * The fault plan's files in a fabric directory: the plan itself (`faults.json`, written whole to a
  * temporary file and renamed, so a reader sees the old plan or the new one, never half of one) and the
  * injection counts each thread publishes (`faults.<pid>-<start>.t<tid>`, swept with their process).
+ * Specified in docs/protocol.md#fault-plan-files.
  *
  *   faults.json: { "version": 1, "generation": 3, "seed": 42, "nextId": 4, "faults": [ { "id": "f1", ... } ] }
  */

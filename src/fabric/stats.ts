@@ -3,6 +3,7 @@
  * observers (`softdpu top`, `softdpu view`) read without locks and without stopping anyone. The owner
  * writes with plain stores on the paths it already takes: a connection's message counters *are* its
  * record's counters, so publishing costs nothing an unobserved program would not pay.
+ * The segment is specified in docs/protocol.md#introspection.
  *
  * One stats segment per thread and fabric, announced by a file in the fabric directory
  * (`stats.<pid>-<start>.<tid>`, holding the segment descriptor), swept with its owner like any entry.

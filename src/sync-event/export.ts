@@ -12,7 +12,7 @@ import { PCI_TRAILER_SIZE, readPciTrailer, writePciTrailer } from '../core/pci-e
 import { claimExportSlot, type ExportSlot } from '../fabric/exports.js';
 import { descriptorKey, Segment, SEGMENT_HEADER_SIZE } from '../fabric/segment.js';
 import { syncEventCapIsCreateFromExportSupported, syncEventCapIsExportToRemotePciSupported } from './caps.js';
-import { controlProblem } from './layout.js';
+import { controlProblem, SE_VALUE } from './layout.js';
 
 const P_CONTROL = 0;
 const P_VALUE = DESCRIPTOR_SIZE;
@@ -71,6 +71,11 @@ export function importPci(dev: Dev, blob: Uint8Array): ImportedEvent {
   if (!Number.isInteger(valueOffset) || valueOffset % 8 !== 0 || valueOffset < SEGMENT_HEADER_SIZE || valueOffset + 8 > value.size) {
     release();
     throw new DocaError('INVALID_VALUE', call, `the blob names a counter at byte ${valueOffset} of a ${value.size}-byte segment`);
+  }
+  // In its own control block the counter has one place (SE_VALUE): any other would alias the waiter counts or table.
+  if (value === control && valueOffset !== SE_VALUE) {
+    release();
+    throw new DocaError('INVALID_VALUE', call, `the blob names a counter at byte ${valueOffset} of the event's control block, where the counter is at byte ${SE_VALUE}`);
   }
   return { control, value, valueOffset, slot, release };
 }
