@@ -154,3 +154,20 @@ const BACKSTOP_GRACE_MS = 10_000;
 export function checkTimeout(run: SampleRun, waitingFor: string): void {
   if (run.signal.aborted) throw new DocaError('TIME_OUT', run.log.name, `timed out after ${run.timeoutMs / 1000} s waiting for ${waitingFor}`);
 }
+
+/**
+ * A sample's teardown: every step runs, in order, even after one threw. When the sample already failed
+ * (`primary`), teardown errors are dropped so that the first error is the one reported (a context still
+ * RUNNING after a timeout must not hide the timeout); otherwise the first teardown error is thrown.
+ */
+export async function teardown(primary: unknown, steps: readonly (() => unknown)[]): Promise<void> {
+  let first: unknown;
+  for (const step of steps) {
+    try {
+      await step();
+    } catch (err) {
+      first ??= err;
+    }
+  }
+  if (primary === undefined && first !== undefined) throw first;
+}
