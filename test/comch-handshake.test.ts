@@ -3,10 +3,16 @@ import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { test } from 'node:test';
-import { DocaErrorCode } from '../src/core/error.js';
+import { type TestContext, test } from 'node:test';
+import { ComchClient } from '../src/comch/client.js';
+import { SERVER_KIND, serverKey } from '../src/comch/server.js';
+import { openDeviceByPci } from '../src/core/dev.js';
+import { ProgressEngine } from '../src/core/pe.js';
+import { currentFabric, useFabric } from '../src/fabric/fabric.js';
+import { listenService } from '../src/fabric/rendezvous.js';
+import { DocaError, DocaErrorCode } from '../src/core/error.js';
 import { self } from '../src/fabric/liveness.js';
-import { encodeHello, encodeWelcome, FrameReader, FrameType, WIRE_MAGIC, WIRE_VERSION, WireError } from '../src/comch/wire.js';
+import { encodeHello, encodeReject, encodeWelcome, FrameReader, FrameType, WIRE_MAGIC, WIRE_VERSION, WireError } from '../src/comch/wire.js';
 import { startClient, startServer } from './helpers/comch.js';
 import { tempFabricDir } from './helpers/fabric.js';
 
@@ -86,4 +92,58 @@ test('a WELCOME naming an impossible segment is a WireError like any bad frame, 
   const welcome = encodeWelcome({ pid: 1, start: 0, segment: { pid: 1, fd: 3, start: 0, size: 4096, token: new Uint8Array(16) }, msgSize: 64, c2sSlots: 4, s2cSlots: 4, connectionId: 0 });
   welcome.writeDoubleLE(64, 12 + 16 + 16); // the descriptor's size: no segment is only its header
   assert.throws(() => new FrameReader().push(welcome), (err: unknown) => err instanceof WireError && /WELCOME frame: .*impossible values \(pid 1, size 64\)/.test(err.message));
+});
+
+/**
+ * A fake server at the real server's socket answers every HELLO with `answer`: a client must fail its
+ * start with DOCA's error, once, instead of retrying forever (the frame would be the same every time).
+ */
+async function clientAgainst(t: TestContext, answer: Buffer): Promise<{ error: unknown; knocks: number }> {
+  const dir = tempFabricDir(t);
+  useFabric({ dir });
+  const name = 'impostor';
+  let knocks = 0;
+  const fake = listenService(currentFabric(), SERVER_KIND, serverKey('0000:03:00.0', '0000:b1:00.0', new TextEncoder().encode(name)), 'test', (socket) => {
+    socket.on('error', () => {});
+    socket.once('data', () => {
+      knocks++;
+      socket.end(answer);
+    });
+  });
+  t.after(() => fake.close());
+  const pe = ProgressEngine.create();
+  const client = ComchClient.create(openDeviceByPci('b1:00.0'), name);
+  pe.connectCtx(client);
+  client.taskSendSetConf(() => {}, () => {}, 4);
+  client.eventMsgRecvRegister(() => {});
+  client.start();
+  const ac = new AbortController();
+  const driving = pe.run({ signal: ac.signal, until: () => false });
+  const error = await client.connected({ timeoutMs: 5000 }).then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  await new Promise((r) => setTimeout(r, 300)); // a client that retried (every 100 ms) would knock again
+  ac.abort();
+  await driving;
+  assert.equal(client.state, 'IDLE');
+  client.destroy();
+  pe.destroy();
+  return { error, knocks };
+}
+
+test('a server of another handshake version: the client fails with NOT_SUPPORTED naming the versions, once', { timeout: 20_000 }, async (t) => {
+  const reject = encodeReject({ code: DocaErrorCode.DOCA_ERROR_UNSUPPORTED_VERSION, reason: 'handshake version 3 is not 2' });
+  reject.writeUInt16LE(WIRE_VERSION - 1, 8); // what a server of the previous version sends
+  const { error, knocks } = await clientAgainst(t, reject);
+  assert.ok(DocaError.is(error, 'NOT_SUPPORTED'), String(error));
+  assert.match((error as Error).message, new RegExp(`handshake version ${WIRE_VERSION - 1} is not ${WIRE_VERSION}`));
+  assert.equal(knocks, 1);
+});
+
+test('a server that answers garbage: the client fails with CONNECTION_ABORTED, once', { timeout: 20_000 }, async (t) => {
+  const { error, knocks } = await clientAgainst(t, Buffer.from('\x10\x00\x00\x00HTTP/1.1 400 Bad'));
+  assert.ok(DocaError.is(error, 'CONNECTION_ABORTED'), String(error));
+  assert.match((error as Error).message, /bad handshake from the server "impostor": not a comch handshake frame \(bad magic\)/);
+  assert.equal(knocks, 1);
 });

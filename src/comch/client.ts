@@ -177,7 +177,18 @@ export class ComchClient extends ComchCtx {
       try {
         frames = reader.push(chunk);
       } catch (err) {
-        return giveUp(`bad handshake from the server: ${(err as WireError).message}`);
+        if (!(err instanceof WireError)) return giveUp(`the handshake failed: ${(err as Error).message}`);
+        // A bad frame, or one of another version, will be the same on every retry: the start fails.
+        settled = true;
+        clearTimeout(timer);
+        socket.removeAllListeners('close');
+        socket.destroy();
+        this.fail(
+          err.version
+            ? new DocaError('NOT_SUPPORTED', 'comch client', `the server ${JSON.stringify(this.serverName)} speaks another comch handshake version: ${err.message} (softdpu on both sides must be of one protocol version, docs/protocol.md#versions)`)
+            : new DocaError('CONNECTION_ABORTED', 'comch client', `bad handshake from the server ${JSON.stringify(this.serverName)}: ${err.message}`),
+        );
+        return;
       }
       const frame = frames[0];
       if (!frame) return;
