@@ -1,9 +1,10 @@
 /** What a process killed with -9 leaves behind is removed by the next process or `softdpu fabric clean`. */
 import assert from 'node:assert/strict';
-import { readdirSync, readlinkSync } from 'node:fs';
+import { readdirSync, readlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { DocaError } from '../src/core/error.js';
-import { entryOwner } from '../src/fabric/names.js';
+import { entryName, entryOwner } from '../src/fabric/names.js';
 import { Segment } from '../src/fabric/segment.js';
 import { descriptorFromHex } from './fixtures/lib.js';
 import { type Child, runCli, spawnChild } from './helpers/child.js';
@@ -54,6 +55,18 @@ test('after kill -9, `softdpu fabric clean` removes what the process left', { ti
   assert.match(stdout, /removed 2,/);
   assert.deepEqual(entriesOf(dir, victim.pid), []);
   assert.deepEqual(shmOf(victim.pid), []);
+});
+
+test('a stats announcement a killed process left half-written (stats-tmp) is swept with its other entries', { timeout: 30_000 }, async (t) => {
+  const dir = tempFabricDir(t);
+  const { victim } = await squatAndKill(t, dir);
+  const owner = entryOwner(entriesOf(dir, victim.pid)[0]!)!;
+  // What fabric/stats.ts writes before its rename: an entry of the same owner, kind stats-tmp.
+  writeFileSync(join(dir, entryName('stats-tmp', String(victim.pid), { owner })), '{"half":');
+  const { exit, stdout } = await runCli(t, ['fabric', 'clean', '--fabric', dir]);
+  assert.equal(exit.code, 0);
+  assert.match(stdout, /removed 3,/);
+  assert.deepEqual(entriesOf(dir, victim.pid), []);
 });
 
 test('after kill -9, the next process to join the fabric removes what it left', { timeout: 30_000 }, async (t) => {

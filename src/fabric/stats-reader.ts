@@ -92,7 +92,7 @@ export class StatsObserver {
     const threads: ThreadSnapshot[] = [];
     for (const name of names) {
       const owner = entryOwner(name);
-      if (!owner || owner.kind !== 'stats' || name.endsWith('.tmp')) continue;
+      if (!owner || owner.kind !== 'stats') continue;
       seen.add(name);
       const w = this.watched.get(name) ?? { segment: undefined, last: undefined };
       this.watched.set(name, w);

@@ -195,8 +195,11 @@ export class StatsWriter {
     const d = this.segment.descriptor;
     const file = join(dir, entryName('stats', String(selfThread.tid)));
     const body = JSON.stringify({ pid: d.pid, start: d.start, fd: d.fd, size: d.size, token: Buffer.from(d.token).toString('hex'), tid: selfThread.tid });
-    writeFileSync(`${file}.tmp`, body, { mode: 0o600 });
-    renameSync(`${file}.tmp`, file);
+    // Written whole under an entry name of its own (kind stats-tmp, same owner), so that one left by a
+    // process killed before the rename is swept with the process like its other entries.
+    const tmp = join(dir, entryName('stats-tmp', String(selfThread.tid)));
+    writeFileSync(tmp, body, { mode: 0o600 });
+    renameSync(tmp, file);
     // A process that ends normally takes its entry with it; one that is killed leaves it to the sweep.
     process.once('exit', () => {
       try {
