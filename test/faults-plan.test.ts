@@ -16,7 +16,7 @@ import { ProgressEngine } from '../src/core/pe.js';
 import { useFabric } from '../src/fabric/fabric.js';
 import { Faults } from '../src/fabric/fault-api.js';
 import type { FaultSpec } from '../src/fabric/fault-plan.js';
-import { runCli } from './helpers/child.js';
+import { runCli, spawnChild } from './helpers/child.js';
 import { EchoCtx, type EchoTask } from './helpers/echo-ctx.js';
 import { code } from './helpers/errors.js';
 import { tempFabricDir } from './helpers/fabric.js';
@@ -199,4 +199,18 @@ test('capabilities forced small are what the cap queries answer, and they are en
   host.close();
   Faults.clear();
   assert.equal(comchCapGetMaxMsgSize(info), before);
+});
+
+test('processes adding to one fabric plan at once lose nothing: every fault is there once, with its own id', { timeout: 30_000 }, async (t) => {
+  const dir = tempFabricDir(t);
+  const [writers, each] = [4, 15];
+  const children = Array.from({ length: writers }, () => spawnChild(t, 'fault-adder', [dir, String(each)]));
+  const results = await Promise.all(children.map(async (c) => ({ exit: await c.exited, lines: c.lines, stderr: c.stderr.join('') })));
+  for (const r of results) assert.equal(r.exit.code, 0, r.stderr);
+  const claimed = results.flatMap((r) => r.lines.find((l) => l.startsWith('added '))!.slice(6).split(' '));
+  const listed = Faults.list({ fabric: dir }).faults;
+  assert.equal(listed.length, writers * each, 'every add is in the plan');
+  assert.equal(new Set(listed.map((f) => f.id)).size, writers * each, 'ids are unique');
+  assert.deepEqual([...claimed].sort(), listed.map((f) => f.id).sort(), 'each writer got the ids that are in the plan');
+  Faults.clear({ fabric: dir });
 });

@@ -9,6 +9,8 @@ import { readPlanFile, readStats, writePlanFile } from './fault-files.js';
 import { inForce } from './fault-hooks.js';
 import { type Fault, type FaultPlan, type FaultSpec, parsePlan } from './fault-plan.js';
 import { publishCounts, refresh, setSourcePlan, sourcePlan } from './faults.js';
+import { digest } from './names.js';
+import { withNameLock } from './rendezvous.js';
 
 /** Which plan: this process's own (no `fabric`), or a fabric's, by directory or `Fabric`. */
 export interface FaultTarget {
@@ -57,10 +59,13 @@ export const Faults = {
       return added.map((f) => f.id);
     }
     const dir = fabricDir(target.fabric);
-    const plan = readPlanFile(dir, call);
-    let nextId = plan.nextId;
-    const added = withIds(parsed.faults, plan.faults, () => `f${nextId++}`, call);
-    writePlanFile(dir, { generation: plan.generation + 1, seed: parsed.seed ?? plan.seed, nextId, faults: [...plan.faults, ...added] }, call);
+    const added = withPlanLock(dir, call, () => {
+      const plan = readPlanFile(dir, call);
+      let nextId = plan.nextId;
+      const added = withIds(parsed.faults, plan.faults, () => `f${nextId++}`, call);
+      writePlanFile(dir, { generation: plan.generation + 1, seed: parsed.seed ?? plan.seed, nextId, faults: [...plan.faults, ...added] }, call);
+      return added;
+    });
     refresh(dir);
     return added.map((f) => f.id);
   },
@@ -69,20 +74,17 @@ export const Faults = {
   clear(target: FaultTarget & { ids?: readonly string[] } = {}): string[] {
     const call = 'Faults.clear';
     const dir = target.fabric === undefined ? undefined : fabricDir(target.fabric);
-    const plan = dir ? readPlanFile(dir, call) : (sourcePlan('api') ?? { seed: 1, faults: [] });
-    const ids = target.ids ?? plan.faults.map((f) => f.id);
-    for (const id of ids) if (!plan.faults.some((f) => f.id === id)) throw new DocaError('NOT_FOUND', call, `no fault ${JSON.stringify(id)} in the plan (${plan.faults.map((f) => f.id).join(', ') || 'empty'})`);
-    const kept = plan.faults.filter((f) => !ids.includes(f.id));
-    // An emptied plan numbers its faults from 1 again: the same steps give the same ids, hence the same draws.
-    if (!dir) {
-      if (kept.length === 0) apiIds = 0;
-      setSourcePlan('api', plan.seed, kept);
-    } else {
-      const file = readPlanFile(dir, call);
-      writePlanFile(dir, { ...file, generation: file.generation + 1, nextId: kept.length === 0 ? 1 : file.nextId, faults: kept }, call);
+    if (dir) {
+      const ids = withPlanLock(dir, call, () => clearIn(readPlanFile(dir, call), target.ids, call, (file, kept) => writePlanFile(dir, { ...file, generation: file.generation + 1, nextId: kept.length === 0 ? 1 : file.nextId, faults: kept }, call)));
       refresh(dir);
+      return ids;
     }
-    return [...ids];
+    const plan = sourcePlan('api') ?? { seed: 1, faults: [] };
+    // An emptied plan numbers its faults from 1 again: the same steps give the same ids, hence the same draws.
+    return clearIn(plan, target.ids, call, (p, kept) => {
+      if (kept.length === 0) apiIds = 0;
+      setSourcePlan('api', p.seed, kept);
+    });
   },
 
   /**
@@ -115,6 +117,19 @@ function fabricDir(fabric: string | { readonly dir: string }): string {
   if (typeof dir !== 'string' || dir.length === 0) throw new DocaError('INVALID_VALUE', 'Faults', `fabric ${JSON.stringify(fabric)} is neither a directory nor a Fabric`);
   ensureFabricDir(dir);
   return realpathSync(dir);
+}
+
+/** Removes `ids` (default: all) from `plan`, NOT_FOUND for one it lacks; `save` stores what is kept. */
+function clearIn<P extends { faults: readonly Fault[] }>(plan: P, ids: readonly string[] | undefined, call: string, save: (plan: P, kept: Fault[]) => void): string[] {
+  const gone = ids ?? plan.faults.map((f) => f.id);
+  for (const id of gone) if (!plan.faults.some((f) => f.id === id)) throw new DocaError('NOT_FOUND', call, `no fault ${JSON.stringify(id)} in the plan (${plan.faults.map((f) => f.id).join(', ') || 'empty'})`);
+  save(plan, plan.faults.filter((f) => !gone.includes(f.id)));
+  return [...gone];
+}
+
+/** A change of the fabric's plan file, under the fabric's lock on it: concurrent writers lose nothing. */
+function withPlanLock<T>(dir: string, call: string, fn: () => T): T {
+  return withNameLock(`faults.${digest(dir)}`, call, 5000, fn);
 }
 
 /** Gives every new fault an id, refusing one that the plan (or the same call) already has. */

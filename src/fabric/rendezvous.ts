@@ -54,3 +54,31 @@ export function findService(fabric: Fabric, kind: string, key: string): string[]
     .sort((a, b) => a.owner!.start - b.owner!.start)
     .map(({ name }) => join(fabric.dir, name));
 }
+
+const NAP = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Runs `fn` holding the fabric-wide lock `name` (an abstract socket, so the kernel frees it if its
+ * holder dies). Waits synchronously, in 2 ms naps, up to `timeoutMs` for another holder to let go, then
+ * TIME_OUT. For short critical sections (a file's read, change and rename).
+ */
+export function withNameLock<T>(name: string, call: string, timeoutMs: number, fn: () => T): T {
+  const path = `\0softdpu.lock.${name}`;
+  const deadline = performance.now() + timeoutMs;
+  let lock: Server;
+  for (;;) {
+    try {
+      lock = listenNow(path, call);
+      break;
+    } catch (err) {
+      if (!DocaError.is(err, 'ALREADY_EXIST')) throw err;
+      if (performance.now() > deadline) throw new DocaError('TIME_OUT', call, `the lock ${name} stayed taken for ${timeoutMs} ms`);
+      Atomics.wait(NAP, 0, 0, 2);
+    }
+  }
+  try {
+    return fn();
+  } finally {
+    lock.close();
+  }
+}
