@@ -34,6 +34,12 @@ function count(call: string, what: string, n: number, max: number): number {
   return pow2(n);
 }
 
+/** An immediate data length: an integer in [0, MAX_IMM], else INVALID_VALUE naming it. */
+function immDataLen(call: string, length: number): number {
+  if (!Number.isInteger(length) || length < 0 || length > MAX_IMM) throw new DocaError('INVALID_VALUE', call, `imm_data_len ${describeValue(length)} is not an integer in [0, ${MAX_IMM}]`);
+  return length;
+}
+
 /** The DPA a MsgQ's DPA side is on, or NOT_PERMITTED when that side of this MsgQ is the CPU. */
 function msgqDpa(msgq: ComchMsgq, side: 'consumer' | 'producer', call: string): Dpa {
   const dpa: MsgqDpa | undefined = side === 'consumer' ? msgq?.getDpaConsumer() : msgq?.getDpaProducer();
@@ -112,8 +118,7 @@ export class ComchConsumerCompletion extends ThreadAttached {
   setImmDataLen(length: number): void {
     const call = 'doca_comch_consumer_completion_set_imm_data_len';
     this.configurable(call);
-    if (!Number.isInteger(length) || length < 0 || length > MAX_IMM) throw new DocaError('INVALID_VALUE', call, `imm_data_len ${describeValue(length)} is not an integer in [0, ${MAX_IMM}]`);
-    this.immLen = length;
+    this.immLen = immDataLen(call, length);
   }
 
   /** `doca_comch_consumer_completion_get_imm_data_len`. */
@@ -314,8 +319,7 @@ export class ComchDpaConsumer extends DpaEndpoint {
   setImmDataLen(length: number): void {
     const call = 'doca_comch_consumer_set_imm_data_len';
     this.configurable(call);
-    if (!Number.isInteger(length) || length < 0 || length > MAX_IMM) throw new DocaError('INVALID_VALUE', call, `imm_data_len ${describeValue(length)} is not an integer in [0, ${MAX_IMM}]`);
-    this.immLen = length;
+    this.immLen = immDataLen(call, length);
   }
 
   /** `doca_comch_consumer_get_imm_data_len`. */

@@ -72,20 +72,47 @@ export const PRODUCER = { COMPLETION: 16, COMPLETION_GEN: 20, ID: 24, MAX_SEND: 
 /** Object entry state for the kinds other than threads. */
 export const ObjState = { FREE: 0, CREATED: 1, STARTED: 2 } as const;
 
-/** The owner's side of the object table: allocation and the fields every entry has. */
-export class ObjectTable {
+/**
+ * The fields of the object table's entries, by index: what the owner's table and every thread's view
+ * (view.ts) read and write alike.
+ */
+export class ObjectFields {
   readonly i32: Int32Array;
   readonly view: DataView;
-  private readonly free: number[] = [];
-  private next = 0;
 
   constructor(
     readonly segment: Segment,
     readonly layout: DpaLayout,
-    private readonly tag: number,
   ) {
     this.i32 = segment.i32;
     this.view = new DataView(segment.u8.buffer);
+  }
+
+  /** Byte offset of field `field` of entry `index`. */
+  at(index: number, field: number): number {
+    return this.layout.object(index) + field;
+  }
+
+  load(index: number, field: number): number {
+    return Atomics.load(this.i32, (this.layout.object(index) + field) / 4);
+  }
+
+  store(index: number, field: number, value: number): void {
+    Atomics.store(this.i32, (this.layout.object(index) + field) / 4, value);
+  }
+}
+
+/** The owner's side of the object table: allocation and the fields every entry has. */
+export class ObjectTable extends ObjectFields {
+  private readonly free: number[] = [];
+  private next = 0;
+
+  constructor(
+    segment: Segment,
+    layout: DpaLayout,
+    private readonly tag: number,
+  ) {
+    super(segment, layout);
   }
 
   /** A new entry of `kind` (CREATED, a new generation); NO_MEMORY when the table is full. */
@@ -124,16 +151,4 @@ export class ObjectTable {
     Atomics.store(this.i32, (this.layout.object(index) + OBJ.STATE) / 4, state);
   }
 
-  /** Byte offset of field `field` of entry `index`. */
-  at(index: number, field: number): number {
-    return this.layout.object(index) + field;
-  }
-
-  load(index: number, field: number): number {
-    return Atomics.load(this.i32, (this.layout.object(index) + field) / 4);
-  }
-
-  store(index: number, field: number, value: number): void {
-    Atomics.store(this.i32, (this.layout.object(index) + field) / 4, value);
-  }
 }

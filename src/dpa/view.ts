@@ -7,25 +7,22 @@ import { handleHex as hex, type HandleParts } from '../core/dpa-handle.js';
 import { DocaError } from '../core/error.js';
 import type { Segment } from '../fabric/segment.js';
 import { type DpaLayout, KIND_NAMES, OBJ, splitHandle } from './layout.js';
-import { ObjState } from './objects.js';
+import { ObjectFields, ObjState } from './objects.js';
 import { Scheduler } from './scheduler.js';
 
-export class DpaView {
-  readonly i32: Int32Array;
+export class DpaView extends ObjectFields {
   readonly u8: Uint8Array;
-  readonly view: DataView;
   readonly sched: Scheduler;
   /** Handles already split (BigInt arithmetic costs more than the lookup); entries are still checked on every use. */
   private readonly split = new Map<bigint, HandleParts>();
 
   constructor(
-    readonly segment: Segment,
-    readonly layout: DpaLayout,
+    segment: Segment,
+    layout: DpaLayout,
     readonly tag: number,
   ) {
-    this.i32 = segment.i32;
+    super(segment, layout);
     this.u8 = segment.u8;
-    this.view = new DataView(segment.u8.buffer);
     this.sched = new Scheduler(segment, layout);
   }
 
@@ -55,19 +52,6 @@ export class DpaView {
     }
     if (started && state !== ObjState.STARTED) throw new DocaError('BAD_STATE', call, `the ${KIND_NAMES[kind]} of handle ${hex(handle)} is not started`);
     return parts.index;
-  }
-
-  /** Byte offset of field `field` of object `index`. */
-  at(index: number, field: number): number {
-    return this.layout.object(index) + field;
-  }
-
-  load(index: number, field: number): number {
-    return Atomics.load(this.i32, (this.layout.object(index) + field) / 4);
-  }
-
-  store(index: number, field: number, value: number): void {
-    Atomics.store(this.i32, (this.layout.object(index) + field) / 4, value);
   }
 
   u32(index: number, field: number): number {
