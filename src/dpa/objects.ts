@@ -8,6 +8,7 @@
  * can tell a destroyed (or reused) target from the one that was configured.
  */
 import { DocaError } from '../core/error.js';
+import { FreeList } from '../core/free-list.js';
 import type { Segment } from '../fabric/segment.js';
 import { type DpaLayout, makeHandle, OBJ, OBJECT_SIZE } from './layout.js';
 
@@ -104,8 +105,7 @@ export class ObjectFields {
 
 /** The owner's side of the object table: allocation and the fields every entry has. */
 export class ObjectTable extends ObjectFields {
-  private readonly free: number[] = [];
-  private next = 0;
+  private readonly entries: FreeList;
 
   constructor(
     segment: Segment,
@@ -113,11 +113,12 @@ export class ObjectTable extends ObjectFields {
     private readonly tag: number,
   ) {
     super(segment, layout);
+    this.entries = new FreeList(layout.dims.objects);
   }
 
   /** A new entry of `kind` (CREATED, a new generation); NO_MEMORY when the table is full. */
   allocate(kind: number, call: string): number {
-    const index = this.free.pop() ?? (this.next < this.layout.dims.objects ? this.next++ : -1);
+    const index = this.entries.take();
     if (index < 0) throw new DocaError('NO_MEMORY', call, `the DPA already holds its maximum of ${this.layout.dims.objects} objects`);
     const base = this.layout.object(index);
     this.segment.u8.fill(0, base + 12, base + OBJECT_SIZE);
@@ -132,7 +133,7 @@ export class ObjectTable extends ObjectFields {
     const base = this.layout.object(index);
     Atomics.add(this.i32, (base + OBJ.GEN) / 4, 1);
     Atomics.store(this.i32, (base + OBJ.STATE) / 4, ObjState.FREE);
-    this.free.push(index);
+    this.entries.give(index);
   }
 
   handle(kind: number, index: number): bigint {

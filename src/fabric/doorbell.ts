@@ -24,6 +24,7 @@
  */
 import { threadId } from 'node:worker_threads';
 import { DocaError } from '../core/error.js';
+import { FreeList } from '../core/free-list.js';
 import { native } from '../native/load.js';
 import { RingResult } from '../native/native.js';
 import { decodeDescriptor, DESCRIPTOR_SIZE, descriptorKey, encodeDescriptor, Segment, SEGMENT_HEADER_SIZE, type SegmentDescriptor } from './segment.js';
@@ -89,12 +90,12 @@ export class Bell {
   readonly readFd: number;
   private readonly writeFd: number;
   private readonly i32: Int32Array;
-  private readonly freeBits: number[] = [];
-  private nextBit = 0;
+  private readonly bits: FreeList;
   private words = 0;
   private closed = false;
 
   constructor(readonly capacity = BELL_CAPACITY) {
+    this.bits = new FreeList(capacity);
     this.segment = Segment.create('bell', BITS * 4 - SEGMENT_HEADER_SIZE + capacity / 8);
     let pipe;
     try {
@@ -117,7 +118,7 @@ export class Bell {
 
   /** A new source's bit; NO_MEMORY once `capacity` sources exist. */
   allocate(call: string): number {
-    const bit = this.freeBits.pop() ?? (this.nextBit < this.capacity ? this.nextBit++ : -1);
+    const bit = this.bits.take();
     if (bit < 0) throw new DocaError('NO_MEMORY', call, `the progress engine already watches ${this.capacity} sources (connections, consumers, events)`);
     this.words = Math.max(this.words, (bit >>> 5) + 1);
     return bit;
@@ -127,7 +128,7 @@ export class Bell {
   release(bit: number): void {
     if (this.closed) return;
     Atomics.and(this.i32, BITS + (bit >>> 5), ~(1 << (bit & 31)));
-    this.freeBits.push(bit);
+    this.bits.give(bit);
   }
 
   ref(bit: number): BellRef {

@@ -51,6 +51,7 @@
  */
 import { renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { FreeList } from '../core/free-list.js';
 import { selfThread } from './liveness.js';
 import { entryName } from './names.js';
 import { provideStats } from './faults.js';
@@ -175,8 +176,7 @@ export class StatsWriter {
   readonly i32: Int32Array;
   private readonly view: DataView;
   private readonly u8: Uint8Array;
-  private readonly freeSlots: number[] = [];
-  private nextSlot = 0;
+  private readonly slots = new FreeList(STATS_SLOTS);
 
   constructor(dir: string) {
     this.segment = Segment.create('stats', OFF_SLOTS - SEGMENT_HEADER_SIZE + STATS_SLOTS * SLOT_SIZE);
@@ -212,7 +212,7 @@ export class StatsWriter {
 
   /** A new slot of `kind` named `name` (under `parent`); a detached record when all slots are in use. */
   record(kind: StatKind, name: string, parent?: StatRecord, id = 0): StatRecord {
-    const slot = this.freeSlots.pop() ?? (this.nextSlot < STATS_SLOTS ? this.nextSlot++ : -1);
+    const slot = this.slots.take();
     if (slot < 0) return detachedRecord();
     const base = OFF_SLOTS + slot * SLOT_SIZE;
     const gen = base / 4;
@@ -240,7 +240,7 @@ export class StatsWriter {
     Atomics.add(this.i32, base / 4, 1);
     this.view.setUint32(base + 4, 0, true);
     Atomics.add(this.i32, base / 4, 1);
-    this.freeSlots.push(slot);
+    this.slots.give(slot);
   }
 
   event(kind: number, slot: number, text: string): void {
