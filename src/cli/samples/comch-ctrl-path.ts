@@ -12,7 +12,7 @@ import { openDeviceByPci, openRepresentorByPci } from '../../core/dev.js';
 import { DevinfoRepFilter } from '../../core/devinfo.js';
 import { DocaError } from '../../core/error.js';
 import { ProgressEngine } from '../../core/pe.js';
-import { checkTimeout, type SampleRun, type SampleSpec } from './common.js';
+import { checkTimeout, type SampleRun, type SampleSpec, withTeardown } from './common.js';
 
 export const SERVER_NAME = 'comch_ctrl_path_sample_server';
 const CC_REC_QUEUE_SIZE = 10;
@@ -66,17 +66,14 @@ async function serverMain(run: SampleRun): Promise<void> {
   server.setRecvQueueSize(CC_REC_QUEUE_SIZE);
   checkText(text, max);
   if (server.start() !== 'DOCA_SUCCESS') throw new DocaError('UNEXPECTED', 'sample', 'the server did not start synchronously');
-  try {
-    await pe.run({ signal: run.signal, until: () => finish });
-    checkTimeout(run, 'a client message and the server to stop');
-    if (sendStatus) throw sendStatus;
-  } finally {
-    if (server.state !== 'IDLE') await server.stopAndWait({ timeoutMs: 2000 }).catch(() => {});
-    server.destroy();
-    pe.destroy();
-    rep.close();
-    dev.close();
-  }
+  await withTeardown(
+    async () => {
+      await pe.run({ signal: run.signal, until: () => finish });
+      checkTimeout(run, 'a client message and the server to stop');
+      if (sendStatus) throw sendStatus;
+    },
+    [() => server.state !== 'IDLE' && server.stopAndWait({ timeoutMs: 2000 }).catch(() => {}), () => server.destroy(), () => pe.destroy(), () => rep.close(), () => dev.close()],
+  );
 }
 
 async function clientMain(run: SampleRun): Promise<void> {
@@ -123,16 +120,14 @@ async function clientMain(run: SampleRun): Promise<void> {
   client.setRecvQueueSize(CC_REC_QUEUE_SIZE);
   checkText(text, max);
   if (client.start() !== 'DOCA_ERROR_IN_PROGRESS') throw new DocaError('UNEXPECTED', 'sample', 'the client start did not return DOCA_ERROR_IN_PROGRESS');
-  try {
-    await pe.run({ signal: run.signal, until: () => finish });
-    checkTimeout(run, client.state === 'STARTING' ? `the server ${SERVER_NAME} (is it running?)` : "the server's answer");
-    if (failure) throw failure;
-  } finally {
-    if (client.state !== 'IDLE') await client.stopAndWait({ timeoutMs: 2000 }).catch(() => {});
-    client.destroy();
-    pe.destroy();
-    dev.close();
-  }
+  await withTeardown(
+    async () => {
+      await pe.run({ signal: run.signal, until: () => finish });
+      checkTimeout(run, client.state === 'STARTING' ? `the server ${SERVER_NAME} (is it running?)` : "the server's answer");
+      if (failure) throw failure;
+    },
+    [() => client.state !== 'IDLE' && client.stopAndWait({ timeoutMs: 2000 }).catch(() => {}), () => client.destroy(), () => pe.destroy(), () => dev.close()],
+  );
 }
 
 export const comchCtrlPathServer: SampleSpec = {

@@ -17,7 +17,7 @@ import { DocaError } from '../../core/error.js';
 import { allocSharedMemory, freeSharedMemory } from '../../core/memory.js';
 import { AccessFlag, Mmap } from '../../core/mmap.js';
 import { ProgressEngine } from '../../core/pe.js';
-import { checkTimeout, type SampleRun, type SampleSpec, teardown } from './common.js';
+import { checkTimeout, type SampleRun, type SampleSpec, withTeardown } from './common.js';
 import { progressAll, progressUntil } from './loop.js';
 
 export const DATA_PATH_SERVER_NAME = 'comch_data_path_high_speed_sample_server';
@@ -172,19 +172,16 @@ async function serverMain(run: SampleRun): Promise<void> {
     () => {},
   );
   server.start();
-  let primary: unknown;
-  try {
-    await progressUntil(run, [pe], () => control.conn !== undefined && control.started, 'a client to connect and start the test');
-    await recvMsg(run, dev, control, pe);
-    await sendMsg(run, dev, control, pe, enc(run.values.text as string));
-    await progressUntil(run, [pe], () => control.stopped, 'the client to stop the test');
-    await progressUntil(run, [pe], () => server.connections.length === 0, 'the client to disconnect');
-  } catch (err) {
-    primary = err;
-    throw err;
-  } finally {
-    await teardown(primary, [() => server.stopTree({ timeoutMs: 2000 }), () => server.destroy(), () => pe.destroy(), () => rep.close(), () => dev.close()]);
-  }
+  await withTeardown(
+    async () => {
+      await progressUntil(run, [pe], () => control.conn !== undefined && control.started, 'a client to connect and start the test');
+      await recvMsg(run, dev, control, pe);
+      await sendMsg(run, dev, control, pe, enc(run.values.text as string));
+      await progressUntil(run, [pe], () => control.stopped, 'the client to stop the test');
+      await progressUntil(run, [pe], () => server.connections.length === 0, 'the client to disconnect');
+    },
+    [() => server.stopTree({ timeoutMs: 2000 }).catch(() => {}), () => server.destroy(), () => pe.destroy(), () => rep.close(), () => dev.close()],
+  );
 }
 
 async function clientMain(run: SampleRun): Promise<void> {
@@ -198,22 +195,19 @@ async function clientMain(run: SampleRun): Promise<void> {
     if (text === STOP) control.stopped = true;
   });
   if (client.start() !== 'DOCA_ERROR_IN_PROGRESS') throw new DocaError('UNEXPECTED', 'sample', 'the client start did not return DOCA_ERROR_IN_PROGRESS');
-  let primary: unknown;
-  try {
-    await progressUntil(run, [pe], () => client.state === 'RUNNING', `the server ${DATA_PATH_SERVER_NAME} (is it running?)`);
-    control.conn = client.getConnection();
-    client.taskSendAllocInit(control.conn, enc(START)).submit();
-    await progressUntil(run, [pe], () => control.started, 'the server to start the test');
-    await sendMsg(run, dev, control, pe, enc(run.values.text as string));
-    await recvMsg(run, dev, control, pe);
-    client.taskSendAllocInit(control.conn, enc(STOP)).submit();
-    await progressUntil(run, [pe], () => control.stopped, 'the server to stop the test');
-  } catch (err) {
-    primary = err;
-    throw err;
-  } finally {
-    await teardown(primary, [() => client.stopTree({ timeoutMs: 2000 }), () => client.destroy(), () => pe.destroy(), () => dev.close()]);
-  }
+  await withTeardown(
+    async () => {
+      await progressUntil(run, [pe], () => client.state === 'RUNNING', `the server ${DATA_PATH_SERVER_NAME} (is it running?)`);
+      control.conn = client.getConnection();
+      client.taskSendAllocInit(control.conn, enc(START)).submit();
+      await progressUntil(run, [pe], () => control.started, 'the server to start the test');
+      await sendMsg(run, dev, control, pe, enc(run.values.text as string));
+      await recvMsg(run, dev, control, pe);
+      client.taskSendAllocInit(control.conn, enc(STOP)).submit();
+      await progressUntil(run, [pe], () => control.stopped, 'the server to stop the test');
+    },
+    [() => client.stopTree({ timeoutMs: 2000 }).catch(() => {}), () => client.destroy(), () => pe.destroy(), () => dev.close()],
+  );
 }
 
 export const comchDataPathServer: SampleSpec = {

@@ -156,18 +156,26 @@ export function checkTimeout(run: SampleRun, waitingFor: string): void {
 }
 
 /**
- * A sample's teardown: every step runs, in order, even after one threw. When the sample already failed
- * (`primary`), teardown errors are dropped so that the first error is the one reported (a context still
+ * Runs a sample's `body`, then its teardown `steps`, each in order even after one threw. When the body
+ * failed, teardown errors are dropped so that the body's error is the one reported (a context still
  * RUNNING after a timeout must not hide the timeout); otherwise the first teardown error is thrown.
  */
-export async function teardown(primary: unknown, steps: readonly (() => unknown)[]): Promise<void> {
-  let first: unknown;
-  for (const step of steps) {
-    try {
-      await step();
-    } catch (err) {
-      first ??= err;
+export async function withTeardown(body: () => Promise<void>, steps: readonly (() => unknown)[]): Promise<void> {
+  let failed = false;
+  try {
+    await body();
+  } catch (err) {
+    failed = true;
+    throw err;
+  } finally {
+    let first: unknown;
+    for (const step of steps) {
+      try {
+        await step();
+      } catch (err) {
+        first ??= err;
+      }
     }
+    if (!failed && first !== undefined) throw first;
   }
-  if (primary === undefined && first !== undefined) throw first;
 }
