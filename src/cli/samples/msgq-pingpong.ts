@@ -116,7 +116,10 @@ export class MsgqPingPong {
       let pp: MsgqPingPong | undefined;
       const onRecv = (task: ComchConsumerPostRecvTask) => {
         const imm = task.getImmData()?.slice() ?? new Uint8Array(0);
+        // A reply may still land while the consumer is stopping: deliver it, and free the task
+        // instead of reposting it, or the consumer stays STOPPING with a task nobody owns.
         if (consumer.state === 'RUNNING') task.submit();
+        else task.free();
         pp?.onReply?.(imm);
       };
       consumer.taskPostRecvSetConf(onRecv, free, q);
