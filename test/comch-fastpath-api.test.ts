@@ -181,3 +181,21 @@ test('adapters: producer.send retries AGAIN under a bounded policy; consumer.mes
   await consumer.stopAndWait();
   assert.equal(consumer.state, 'IDLE', 'the buffers left posted were flushed and their tasks freed');
 });
+
+test('consumer.messages: what was delivered before a stop is yielded, then the iteration ends (no BAD_STATE from reposting)', { timeout: 20_000 }, async (t) => {
+  const p = await comchPair(t, 'fp-stop-iter');
+  const dst = sharedMap(p.arm, 4 * 256);
+  const { consumer, producer } = await startEndpoints(p, dst.map);
+  const src = sharedMap(p.host, 4096);
+  const payload = (n: number) => {
+    src.mem.set(new TextEncoder().encode(`message ${n}`), n * 16);
+    return src.inv.bufGetByData(src.map, src.mem.subarray(n * 16, n * 16 + `message ${n}`.length));
+  };
+  const it = consumer.messages([0, 1, 2, 3].map((i) => dst.buf(i * 256, 256)));
+  for (let n = 1; n <= 4; n++) await producer.send(payload(n), { consumerId: consumer.getId() });
+  consumer.stop(); // every posted buffer is filled: all four complete successfully while STOPPING
+  const got: string[] = [];
+  for await (const m of it) got.push(new TextDecoder().decode(m.data));
+  assert.deepEqual(got, [1, 2, 3, 4].map((n) => `message ${n}`), 'nothing delivered is lost, and the end is an end, not an error');
+  await consumer.waitForState('IDLE', { timeoutMs: 5000 });
+});

@@ -92,7 +92,8 @@ export interface ComchReceived {
  * `consumer.messages(bufs)`: posts every buffer, yields each completed receive in the order posted, and
  * posts a buffer again when the next message is asked for. `timeoutMs` bounds each wait (TIME_OUT),
  * `signal` ends it; breaking out stops the reposting, and buffers still posted are freed as they
- * complete (when the consumer stops, at the latest). The iteration ends when the consumer stops.
+ * complete (when the consumer stops, at the latest). When the consumer stops, what producers had already
+ * filled is still yielded (nothing is reposted), then the iteration ends.
  */
 export function consumerMessages(consumer: ComchConsumer, bufs: DocaBuf[], options: WaitOptions = {}): AsyncIterableIterator<ComchReceived> {
   const posted: { task: ComchConsumerPostRecvTask; done: Promise<ComchConsumerPostRecvTask> }[] = [];
@@ -115,7 +116,9 @@ export function consumerMessages(consumer: ComchConsumer, bufs: DocaBuf[], optio
       if (previous) {
         const task = previous;
         previous = undefined;
-        post(task);
+        // A stopping consumer still completes what producers filled; it takes no new receives.
+        if (consumer.state === 'RUNNING') post(task);
+        else task.free();
       }
       const head = posted.shift();
       if (!head) return it.end();
