@@ -105,3 +105,41 @@ test('await using stops, waits for IDLE and destroys', { timeout: 20_000 }, asyn
   await server.stopAndWait();
   assert.equal(server.state, 'IDLE');
 });
+
+test('messages sent before the peer left are yielded before the end, both ways; a side that stops drops its unread ones and still stops', { timeout: 20_000 }, async (t) => {
+  const { server, client, conn } = await pair(t, 'adapters4');
+  await until(() => server.connections.length === 1);
+  // The client sends and leaves; the server's iterator, not waiting meanwhile, still gets everything.
+  const serverConn = server.connections[0]!;
+  const it = serverConn.messages({ timeoutMs: 5000 });
+  for (const text of ['one', 'two', 'three']) await conn.send(enc(text));
+  await client.stopAndWait({ timeoutMs: 5000 });
+  const seen: string[] = [];
+  for await (const data of it) seen.push(dec(data));
+  assert.deepEqual(seen, ['one', 'two', 'three']);
+  await until(() => server.connections.length === 0);
+  // The server sends and disconnects; the client stays RUNNING until its iterator took the messages.
+  client.start();
+  const conn2 = await client.connected({ timeoutMs: 10_000 });
+  await until(() => server.connections.length === 1);
+  for (const text of ['four', 'five']) await server.connections[0]!.send(enc(text));
+  server.disconnect(server.connections[0]!);
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal(client.state, 'RUNNING', 'unread messages keep the connection');
+  const got: string[] = [];
+  for await (const data of conn2.messages({ timeoutMs: 5000 })) got.push(dec(data));
+  assert.deepEqual(got, ['four', 'five']);
+  await client.waitForState('IDLE', { timeoutMs: 5000 });
+  // Unread when this side stops: dropped (with a warning), and the stop completes.
+  client.start();
+  await client.connected({ timeoutMs: 10_000 });
+  await until(() => server.connections.length === 1);
+  await server.connections[0]!.send(enc('never read'));
+  await client.stopAndWait({ timeoutMs: 5000 });
+  assert.equal(client.state, 'IDLE');
+});
+
+async function until(cond: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !cond(); i++) await new Promise((r) => setTimeout(r, 10));
+  assert.ok(cond());
+}

@@ -15,7 +15,7 @@
  * the connection's held-back sends fail through their error callback, and the owner is told once.
  */
 import type { Socket } from 'node:net';
-import type { Context, WakeSource } from '../core/ctx.js';
+import { type Context, CtxState, type WakeSource } from '../core/ctx.js';
 import { DocaError } from '../core/error.js';
 import { Fifo } from '../core/fifo.js';
 import { sdkLogSource } from '../core/log.js';
@@ -264,7 +264,7 @@ export class ComchConnection implements WakeSource {
     const received = this.receive();
     if (received > 0 && Atomics.load(this.segment.i32, this.peerWantsRoom) !== 0) this.ringPeer();
     this.relay();
-    if (this.state === 'closing' && (!this.reader.hasRecord() || !this.owner._listening(this))) this.finish();
+    if (this.state === 'closing') this.finishWhenRead();
     // A full control queue of the peer leaves announcements to make: look again (rare).
     return received >= RECV_BUDGET || this.lastRequest === -1;
   }
@@ -455,6 +455,23 @@ export class ComchConnection implements WakeSource {
       };
       this.ownerWatches.set(i, { key: key!, unwatch: watchProcess(owner, onDeath) });
     }
+  }
+
+  /**
+   * An ending connection keeps the messages the peer sent before it left until they are read, as a
+   * socket keeps its data before EOF: with iterators they wait for the next `next()`. Only this side's
+   * context stopping drops them, and says how many.
+   */
+  private finishWhenRead(): void {
+    if (this.reader.hasRecord() && this.owner.getState() === CtxState.RUNNING) return;
+    let unread = 0;
+    // At most one ring's worth: a peer still writing cannot keep this loop going.
+    for (let n = 0, rec = this.reader.peek(); rec && rec.length >= 0 && n < this.reader.slots; n++, rec = this.reader.peek()) {
+      if (rec.type === RecordType.MSG) unread++;
+      this.reader.advance();
+    }
+    if (unread > 0) log.warn(`connection ${this.id}: ${unread} message(s) from the peer (pid ${this.peer.pid}) were not read before this side stopped; dropping them`);
+    this.finish();
   }
 
   private finish(): void {
