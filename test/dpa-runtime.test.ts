@@ -12,6 +12,7 @@ import { DpaApp } from '../src/dpa/app.js';
 import { DpaCompletion, DpaNotificationCompletion } from '../src/dpa/completion.js';
 import { Dpa, dpaCapIsSupported } from '../src/dpa/dpa.js';
 import { DpaThread } from '../src/dpa/thread.js';
+import { H } from '../src/dpa/layout.js';
 import { SyncEventRemoteNet } from '../src/sync-event/remote-net.js';
 import { SyncEvent } from '../src/sync-event/sync-event.js';
 import { appPath, dpaFabric, onCleanup, eventually, memfds, openFds, startDpa, threadCount } from './helpers/dpa.js';
@@ -268,6 +269,39 @@ test('a kernel that runs past the max run time makes the DPA fatal; later work f
   dpa.destroy();
   await dpa.exited();
   assert.equal(threadCount(), threads - 2, 'the stuck execution units were terminated');
+});
+
+test('the wake cursor past 2^31 still finds the idle execution unit: work is not left to a busy one', { timeout: 30_000 }, async (t) => {
+  dpaFabric(t, { numEus: 2, kernelMaxRunTimeMs: 20_000 });
+  const dev = openDeviceByPci('03:00.0');
+  const dpa = startDpa(t, dev);
+  assert.equal(await dpa.rpcAsync('add', 1n, 1n), 2n, 'both units came up');
+  const sched = dpa._running('test').view.sched;
+  const idleMask = () => Atomics.load(sched.i32, H.IDLE / 4);
+  // Unit 0 takes the spinning kernel (a negative cursor used to hide the units after 0 only).
+  await eventually(() => idleMask() === 3, 'both units asleep');
+  Atomics.store(sched.i32, H.WAKE_CURSOR / 4, 0);
+  const started = dpa.memAlloc(16);
+  dpa.memset(started, 0, 16);
+  dpa.kernelLaunchUpdateSet(undefined, 0, undefined, 0, 1, 'spin_forever', started);
+  await eventually(() => {
+    const marks = new Uint8Array(8);
+    dpa.d2hMemcpy(marks, started);
+    return marks[0] === 1 && (idleMask() === 1 || idleMask() === 2);
+  }, 'one execution unit spins, the other sleeps');
+  const idle = idleMask() === 1 ? 0 : 1;
+  const rung: number[] = [];
+  const ringEu = sched.ringEu.bind(sched);
+  sched.ringEu = (e, bit) => (rung.push(e), ringEu(e, bit));
+  // The round-robin cursor is a shared i32 every wake adds to; after 2^31 wakes it reads negative.
+  for (const cursor of [0x7ffffffe, 0x7fffffff, -0x80000000, -0x7fffffff, -2, -1]) {
+    await eventually(() => idleMask() === 1 << idle, 'the idle unit asleep again');
+    Atomics.store(sched.i32, H.WAKE_CURSOR / 4, cursor);
+    rung.length = 0;
+    sched.wakeOne();
+    assert.deepEqual(rung, [idle], `a wake with the cursor at ${cursor} rings the idle unit ${idle}`);
+  }
+  assert.equal(await dpa.rpcAsync('add', 2n, 3n), 5n, 'and it serves work meanwhile');
 });
 
 test('DPA code that throws makes the DPA fatal too, and a pending promise-form RPC fails', { timeout: 30_000 }, async (t) => {

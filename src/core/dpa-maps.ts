@@ -64,7 +64,7 @@ class MapTable {
     this.view.setUint32(base + E.FLAGS, range.flags, true);
     this.segment.u8.fill(0, base + E.DEV, base + E.DEV + 16);
     new TextEncoder().encodeInto(range.dev.slice(0, 16), this.segment.u8.subarray(base + E.DEV, base + E.DEV + 16));
-    const generation = Atomics.add(this.segment.i32, (base + E.GEN) / 4, 1) + 1;
+    const generation = (Atomics.add(this.segment.i32, (base + E.GEN) / 4, 1) + 1) | 0; // as the i32 reads back
     Atomics.store(this.segment.i32, (base + E.STATE) / 4, 1);
     return { index, handle: makeHandle(this.tag, MAP_KIND, index, generation) };
   }

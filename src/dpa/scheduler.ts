@@ -74,7 +74,9 @@ export class Scheduler {
     const idle = Atomics.load(this.i32, H.IDLE / 4);
     if (idle === 0) return;
     const eus = this.layout.dims.eus;
-    const start = Atomics.add(this.i32, H.WAKE_CURSOR / 4, 1) % eus;
+    // Unsigned: the cursor is an i32 every wake adds to, negative after 2^31 wakes (a negative start
+    // would look at bit 31 and the first units only, leaving work to a busy unit).
+    const start = (Atomics.add(this.i32, H.WAKE_CURSOR / 4, 1) >>> 0) % eus;
     for (let k = 0; k < eus; k++) {
       const e = (start + k) % eus;
       if (idle & (1 << e)) return this.ringEu(e, BIT_READY);

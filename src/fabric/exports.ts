@@ -34,7 +34,7 @@ export function claimExportSlot(call: string): ExportSlot {
     const slot = (nextFree + i) % SLOTS;
     const g = genIndex(slot);
     if (Atomics.load(local.i32, g + 1) !== LIVE) {
-      const generation = Atomics.add(local.i32, g, 1) + 1;
+      const generation = (Atomics.add(local.i32, g, 1) + 1) | 0; // as the i32 reads back after 2^31 exports
       Atomics.store(local.i32, g + 1, LIVE);
       nextFree = (slot + 1) % SLOTS;
       return { table: local.descriptor, index: slot, generation };

@@ -186,7 +186,7 @@ export function comchConsumerGetCompletion(completionHandle: bigint): bigint | u
   const tail = dpa.load(cc, CONSUMER_COMPLETION.RET_TAIL);
   if (((tail - dpa.load(cc, CONSUMER_COMPLETION.RET_HEAD)) | 0) >= max) return undefined; // ack some first
   const consumers = consumersOf(e, cc, call);
-  const cursor = dpa.load(cc, CONSUMER_COMPLETION.CURSOR);
+  const cursor = dpa.load(cc, CONSUMER_COMPLETION.CURSOR) >>> 0; // in DPA memory: any value is a valid start
   for (let k = 0; k < consumers.length; k++) {
     const c = consumers[(cursor + k) % consumers.length]!;
     const q = queueOf(e, c, call);
