@@ -19,6 +19,7 @@ import { ComchConsumerCompletion, ComchDpaConsumer, ComchDpaProducer } from '../
 import { DpaCompletion } from '../src/dpa/completion.js';
 import type { Dpa } from '../src/dpa/dpa.js';
 import { DpaThread } from '../src/dpa/thread.js';
+import { setStartPosition } from '../src/fabric/positions.js';
 import { SyncEvent } from '../src/sync-event/sync-event.js';
 import { dpaFabric, eventually, memfds, onCleanup, openFds, startDpa, threadCount } from './helpers/dpa.js';
 import { code } from './helpers/errors.js';
@@ -141,9 +142,15 @@ function quietly(stop: () => unknown): () => unknown {
 
 const settle = (ms = 60) => new Promise((r) => setTimeout(r, ms));
 
-for (const poll of [false, true]) {
-  test(`ping-pong CPU -> DPA -> CPU over two MsgQs (${poll ? 'both polling' : 'DPA thread activated by completions'}): every byte, every order`, { timeout: 30_000 }, async (t) => {
+for (const [poll, wrap] of [[false, false], [true, false], [false, true]] as const) {
+  const how = `${poll ? 'both polling' : 'DPA thread activated by completions'}${wrap ? ', every position crossing 2^32' : ''}`;
+  test(`ping-pong CPU -> DPA -> CPU over two MsgQs (${how}): every byte, every order`, { timeout: 30_000 }, async (t) => {
     dpaFabric(t, { numEus: 2 });
+    if (wrap) {
+      // Queues, completion rings and returned-element positions all start 300 below 2^32: 600 messages wrap them.
+      setStartPosition(2 ** 32 - 300);
+      t.after(() => setStartPosition(0));
+    }
     const dev = openDeviceByPci(poll ? 'b1:00.0' : '03:00.0');
     const n = 600;
     const pp = MsgqPingPong.open({ dev, poll, expected: n, queue: 8 });
@@ -333,4 +340,20 @@ test('a consumer completion context cannot stop while consumers are attached', {
   assert.throws(() => c.fromDpa.stop(), code('IN_USE'));
   c.consumer.stop();
   assert.throws(() => c.cc.stop(), code('IN_USE'), 'stopped, but still attached until destroyed');
+});
+
+test('a completion queue whose positions start just below 2^32 shows no element before one is posted', { timeout: 30_000 }, async (t) => {
+  dpaFabric(t, { numEus: 1 });
+  const dev = openDeviceByPci('03:00.0');
+  const dpa = startDpa(t, dev, 'msgq');
+  for (const start of [2 ** 32 - 1, 2 ** 32 - 3, 0]) {
+    setStartPosition(start);
+    t.after(() => setStartPosition(0));
+    const cq = DpaCompletion.create(dpa, 4);
+    cq.start();
+    // A fresh element reads sequence 0, which is "position -1 + 1": it must not pass for a posted one.
+    assert.equal(dpa.rpc('sent_types', cq.getDpaHandle()), 0n, `no completion on a fresh queue starting at ${start}`);
+    cq.stop();
+    cq.destroy();
+  }
 });

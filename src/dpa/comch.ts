@@ -18,6 +18,7 @@ import { type ComchMsgq, DPA_SIDE, type MsgqDpa } from '../comch/msgq.js';
 import { attach, detach, type Registry } from '../comch/registry.js';
 import { DocaError, describeValue } from '../core/error.js';
 import { encodeDescriptor } from '../fabric/segment.js';
+import { startPosition } from '../fabric/positions.js';
 import { DpaCompletion, ThreadAttached } from './completion.js';
 import { Dpa } from './dpa.js';
 import { BIT_CONSUMER, ObjKind } from './layout.js';
@@ -143,7 +144,9 @@ export class ComchConsumerCompletion extends ThreadAttached {
     v.setUint32(o.at(this.index, CONSUMER_COMPLETION.IMM_LEN), this.immLen, true);
     v.setUint32(o.at(this.index, CONSUMER_COMPLETION.LIST), this.list, true);
     v.setUint32(o.at(this.index, CONSUMER_COMPLETION.RETURNED), this.returned, true);
-    for (const f of [CONSUMER_COMPLETION.RET_HEAD, CONSUMER_COMPLETION.RET_TAIL, CONSUMER_COMPLETION.CURSOR]) o.store(this.index, f, 0);
+    // Positions start where every ring's do (fabric/positions.ts), so a soak can bring the wrap forward.
+    for (const f of [CONSUMER_COMPLETION.RET_HEAD, CONSUMER_COMPLETION.RET_TAIL]) o.store(this.index, f, startPosition());
+    o.store(this.index, CONSUMER_COMPLETION.CURSOR, 0);
     this.publishThread();
     o.setState(this.index, ObjState.STARTED);
   }

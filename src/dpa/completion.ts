@@ -6,6 +6,7 @@
  * while armed (cq.ts): contexts start armed, and DPA code re-arms with `*_request_notification`.
  */
 import { DocaError, describeValue } from '../core/error.js';
+import { startPosition } from '../fabric/positions.js';
 import type { Dpa } from './dpa.js';
 import { ObjKind } from './layout.js';
 import { DpaObject } from './object.js';
@@ -104,7 +105,16 @@ export class DpaCompletion extends ThreadAttached {
     const o = r.objects;
     r.view.view.setUint32(o.at(this.index, COMPLETION.SIZE), this.size, true);
     r.view.view.setUint32(o.at(this.index, COMPLETION.RING), ring, true);
-    for (const f of [COMPLETION.RESERVE, COMPLETION.READ, COMPLETION.ACK]) o.store(this.index, f, 0);
+    // Positions start where every ring's do (fabric/positions.ts), so a soak can bring the wrap forward.
+    const start = startPosition();
+    for (const f of [COMPLETION.RESERVE, COMPLETION.READ, COMPLETION.ACK]) o.store(this.index, f, start);
+    // An element is there when its sequence is its position + 1. Each starts as written one lap before
+    // the position it will first hold, so none looks posted, wherever the positions start (a zero would
+    // pass for position -1).
+    for (let k = 0; k < this.size; k++) {
+      const position = (start + k) | 0;
+      Atomics.store(r.segment.i32, (ring + ((position & (this.size - 1)) >>> 0) * CQE_SIZE) / 4, (position - this.size + 1) | 0);
+    }
     this.publishThread();
     o.setState(this.index, ObjState.STARTED);
   }

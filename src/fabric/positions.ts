@@ -1,5 +1,5 @@
 /**
- * Where the 32-bit positions of new rings and queues start. 0 in normal use; a test or a soak starts
+ * Where the 32-bit positions of new rings, queues and DPA completion queues start. 0 in normal use; a test or a soak starts
  * them just below 2^32 (`$SOFTDPU_START_POSITION`, e.g. `0xffffff00`) so that the wrap, which takes
  * hours at full rate, happens within seconds. Every reader and writer counts from what the segment says,
  * so any start is correct; this only decides when the wrap comes.
