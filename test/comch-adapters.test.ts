@@ -139,6 +139,17 @@ test('messages sent before the peer left are yielded before the end, both ways; 
   assert.equal(client.state, 'IDLE');
 });
 
+test('a server that never reads what a departed client sent still stops (the unread messages are dropped)', { timeout: 20_000 }, async (t) => {
+  const { server, client, conn } = await pair(t, 'adapters5');
+  await until(() => server.connections.length === 1);
+  for (const text of ['one', 'two']) await conn.send(enc(text));
+  await client.stopAndWait({ timeoutMs: 5000 });
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal(server.connections.length, 1, 'kept while its messages are unread');
+  await server.stopAndWait({ timeoutMs: 5000 });
+  assert.equal(server.connections.length, 0);
+});
+
 async function until(cond: () => boolean): Promise<void> {
   for (let i = 0; i < 500 && !cond(); i++) await new Promise((r) => setTimeout(r, 10));
   assert.ok(cond());

@@ -282,7 +282,12 @@ export class ComchConnection implements WakeSource {
 
   /** @internal this side leaves (client stop, server stop): tell the peer, drop held-back sends. */
   _leave(reason: DocaError): void {
-    if (this.state === 'closing' || this.state === 'closed') return;
+    if (this.state === 'closed') return;
+    if (this.state === 'closing') {
+      // The peer already left; unread messages held it open. Look again: this side no longer reads.
+      this.owner._sourceReady(this);
+      return;
+    }
     this.pending.drain();
     if (this.state === 'connected') this.writer.push(RecordType.DISCONNECT, EMPTY);
     this.ringPeer();
