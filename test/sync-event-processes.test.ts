@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
 import { openDeviceByPci } from '../src/core/dev.js';
 import { DocaError } from '../src/core/error.js';
+import { ProgressEngine } from '../src/core/pe.js';
 import { useFabric } from '../src/fabric/fabric.js';
 import { SyncEvent } from '../src/sync-event/sync-event.js';
 import { hex } from './fixtures/se-lib.js';
@@ -90,4 +91,40 @@ test('a handle whose owner died gives NOT_CONNECTED on use, and a destroyed even
   }
   assert.throws(() => SyncEvent.createFromExport(host, blob), (err: unknown) => DocaError.is(err, 'NOT_FOUND'));
   handle.destroy();
+});
+
+test('a wait pending when the exporter set its last value and left completes with that value, not NOT_CONNECTED', { timeout: 20_000 }, async (t) => {
+  const dir = tempFabricDir(t);
+  useFabric({ dir });
+  const host = openDeviceByPci('b1:00.0');
+  for (const leave of ['destroy', 'kill']) {
+    const owner = child(t, dir, 'se-exporter', ['03:00.0']);
+    const blob = new Uint8Array(Buffer.from((await owner.waitFor(/^blob (.*)$/))[1]!, 'hex'));
+    const handle = SyncEvent.createFromExport(host, blob);
+    const pe = ProgressEngine.create();
+    const ctx = handle.asCtx();
+    pe.connectCtx(ctx);
+    const results: string[] = [];
+    const report = (task: { getStatus(): string; free(): void }) => (results.push(task.getStatus()), task.free());
+    ctx.taskWaitEqSetConf(report, report, 2);
+    ctx.start();
+    ctx.taskWaitEqAllocInit(5n, -1n).submit(); // holds once the owner sets 5
+    ctx.taskWaitEqAllocInit(6n, -1n).submit(); // never holds
+    owner.send('set 5');
+    await owner.waitFor(/^ok set$/);
+    if (leave === 'destroy') {
+      owner.send('destroy');
+      await owner.waitFor(/^ok destroy$/);
+    } else {
+      owner.kill('SIGKILL');
+      await owner.exited;
+    }
+    // Only now does this side look: the update came before the exporter left.
+    await pe.run({ until: () => results.length === 2, signal: AbortSignal.timeout(5000) });
+    assert.deepEqual(results, ['DOCA_SUCCESS', 'DOCA_ERROR_NOT_CONNECTED'], `exporter ${leave}: the satisfied wait succeeds, the other fails`);
+    await ctx.waitForState('IDLE', { timeoutMs: 5000 });
+    handle.destroy(); // its context with it, then the engine
+    pe.destroy();
+    if (leave === 'destroy') owner.kill('SIGKILL');
+  }
 });

@@ -199,11 +199,16 @@ export class SyncEventContext extends Context implements WakeSource {
   /** @internal rung by updates (and by the event's end): completes the waits whose condition holds. */
   _pollSource(): boolean {
     if (this.getState() !== CtxState.RUNNING) return false;
-    if (this.event.isImported && !this.event._valid('doca_pe_progress')) {
-      this.fail(new DocaError('NOT_CONNECTED', 'doca_sync_event', 'the exporting process destroyed the event or exited'));
-      return false;
-    }
-    if (this.waits.length === 0) return false;
+    const gone = this.event.isImported && !this.event._valid('doca_pe_progress');
+    // The exporter's last updates came before it left (the counter stays mapped here): waits they
+    // satisfied complete with them; the others fail.
+    if (this.waits.length > 0) this.completeHolding();
+    if (gone) this.fail(new DocaError('NOT_CONNECTED', 'doca_sync_event', 'the exporting process destroyed the event or exited'));
+    return false;
+  }
+
+  /** Completes the waits whose condition holds on the counter's value now. */
+  private completeHolding(): void {
     const value = (this.stat.u[0] = this.event._peek());
     let kept = 0;
     for (const task of this.waits) {
@@ -213,7 +218,6 @@ export class SyncEventContext extends Context implements WakeSource {
     this.waits.length = kept;
     this.stat.c[1] = kept;
     if (kept === 0) this.event._waiters!.want(false, () => this.bellRef!);
-    return false;
   }
 
   /** @internal the event is destroyed: leave the engine. */

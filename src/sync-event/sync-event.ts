@@ -580,7 +580,8 @@ export class SyncEvent {
         if (yielding) yieldCpu();
         if ((i & 1023) !== 0) continue;
         if (performance.now() > deadline) throw new DocaError('TIME_OUT', call, `(value & 0x${m.toString(16)}) ${op} ${v} did not hold within ${options.timeoutMs} ms (value ${Atomics.load(values, index)})`);
-        if (i % LIVENESS_EVERY === 0 && this.imported && !this._valid(call)) {
+        // The exporter's last update may have come just before it left: look once more, then fail.
+        if (i % LIVENESS_EVERY === 0 && this.imported && !this._valid(call) && !holds(op, Atomics.load(values, index), v, m)) {
           throw new DocaError('NOT_CONNECTED', call, 'the exporting process destroyed the event or exited while we waited');
         }
       }
