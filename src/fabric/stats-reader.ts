@@ -166,10 +166,13 @@ export class StatsObserver {
         break;
       }
     }
-    const total = Atomics.load(seg.i32, 96 / 4);
+    // The event count is a u32 (modulo 2^32, a multiple of the ring's size): the ring's slots oldest
+    // first, skipping those never written (time 0), so a count that wrapped still shows them all.
+    const total = Atomics.load(seg.i32, 96 / 4) >>> 0;
     const list: EventSnapshot[] = [];
-    for (let n = Math.max(0, total - events); n < total; n++) {
-      const at = OFF_EVENTS + (n % events) * EVENT_SIZE;
+    for (let k = events; k > 0; k--) {
+      const at = OFF_EVENTS + (((total - k) >>> 0) % events) * EVENT_SIZE;
+      if (v.getFloat64(at, true) === 0) continue;
       list.push({ time: v.getFloat64(at, true), pid, tid, kind: EVENT_NAMES[v.getUint32(at + 8, true)] ?? 'event', slot: v.getInt32(at + 12, true), text: text(seg.u8, at + 16, EVENT_SIZE - 16) });
     }
     return { pid, tid, start: v.getFloat64(88, true), title: text(seg.u8, OFF_TITLE, NAME_BYTES), alive: true, objects, events: list };

@@ -244,13 +244,15 @@ export class StatsWriter {
   }
 
   event(kind: number, slot: number, text: string): void {
-    const n = Atomics.load(this.i32, 96 / 4);
+    // The event count is a u32 in an i32 word: read it unsigned, or past 2^31 events the slot would
+    // be negative (a RangeError, or the header overwritten).
+    const n = Atomics.load(this.i32, 96 / 4) >>> 0;
     const at = OFF_EVENTS + (n % STATS_EVENTS) * EVENT_SIZE;
     this.view.setFloat64(at, Date.now(), true);
     this.view.setUint32(at + 8, kind, true);
     this.view.setInt32(at + 12, slot, true);
     this.writeText(at + 16, EVENT_SIZE - 16, text);
-    Atomics.store(this.i32, 96 / 4, n + 1);
+    Atomics.store(this.i32, 96 / 4, (n + 1) | 0);
   }
 
   private writeText(at: number, size: number, text: string): void {
