@@ -150,6 +150,22 @@ test('a server that never reads what a departed client sent still stops (the unr
   assert.equal(server.connections.length, 0);
 });
 
+test('server.messages() also yields what a departed client sent, with the connection it came on', { timeout: 20_000 }, async (t) => {
+  const { server, client, conn } = await pair(t, 'adapters6');
+  await until(() => server.connections.length === 1);
+  const serverConn = server.connections[0]!;
+  for (const text of ['one', 'two']) await conn.send(enc(text));
+  await client.stopAndWait({ timeoutMs: 5000 });
+  const seen: string[] = [];
+  for await (const { connection, data } of server.messages({ timeoutMs: 5000 })) {
+    assert.equal(connection, serverConn);
+    seen.push(dec(data));
+    if (seen.length === 2) break;
+  }
+  assert.deepEqual(seen, ['one', 'two']);
+  await until(() => server.connections.length === 0);
+});
+
 async function until(cond: () => boolean): Promise<void> {
   for (let i = 0; i < 500 && !cond(); i++) await new Promise((r) => setTimeout(r, 10));
   assert.ok(cond());
