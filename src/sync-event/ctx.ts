@@ -136,26 +136,9 @@ export class SyncEventContext extends Context implements WakeSource {
     this.stat = stat;
   }
 
-  /** @internal */
-  _get(): bigint {
-    return (this.stat.u[0] = Atomics.load(this.event._values('doca_task_submit'), this.event._valueIndex));
-  }
-
-  /** @internal */
-  _set(value: bigint): void {
-    Atomics.store(this.event._values('doca_task_submit'), this.event._valueIndex, value);
-    this.stat.u[0] = value;
-    this.stat.c[2]!++;
-    this.event._waiters!.ringIfWaiting();
-  }
-
-  /** @internal */
-  _add(value: bigint): bigint {
-    const before = Atomics.add(this.event._values('doca_task_submit'), this.event._valueIndex, value);
-    this.stat.u[0] = before + value;
-    this.stat.c[2]!++;
-    this.event._waiters!.ringIfWaiting();
-    return before;
+  /** @internal the get, notify-set and notify-add tasks: the event's one path (`SyncEvent._apply`). */
+  _apply(op: 'set' | 'add' | 'get', value?: bigint): bigint {
+    return this.event._apply(op, this.event._values('doca_task_submit'), value);
   }
 
   /** @internal a task finished at once. */
@@ -168,7 +151,7 @@ export class SyncEventContext extends Context implements WakeSource {
    * says it waits before its last look at the value, so an update in between rings it.
    */
   _wait(task: SyncEventTaskWait): void {
-    const met = () => holds(task.op, this._get(), task.getWaitVal(), task.getMask());
+    const met = () => holds(task.op, this._apply('get'), task.getWaitVal(), task.getMask());
     if (met()) return this.completeTask(task);
     const call = 'doca_task_submit';
     if (!this.event._waiters!.want(true, () => (this.bellRef ??= this.addSource(this, call)))) {

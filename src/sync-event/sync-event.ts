@@ -347,30 +347,19 @@ export class SyncEvent {
   updateSet(value: bigint | number): void {
     const call = 'doca_sync_event_update_set';
     const v = toU64(call, 'value', value);
-    const values = this.usable(call);
-    Atomics.store(values, this.valueIndex, v);
-    this.stat.u[0] = v;
-    this.stat.c[2]!++;
-    this.waiters!.ringIfWaiting();
+    this._apply('set', this.usable(call), v);
   }
 
   /** `doca_sync_event_update_add`: atomic; returns the value before the add (wraps at 2^64). */
   updateAdd(value: bigint | number): bigint {
     const call = 'doca_sync_event_update_add';
     const v = toU64(call, 'value', value);
-    const values = this.usable(call);
-    const before = Atomics.add(values, this.valueIndex, v);
-    this.stat.u[0] = before + v; // the u64 store wraps as the counter did
-    this.stat.c[2]!++;
-    this.waiters!.ringIfWaiting();
-    return before;
+    return this._apply('add', this.usable(call), v);
   }
 
   /** `doca_sync_event_get`. */
   get(): bigint {
-    const value = Atomics.load(this.usable('doca_sync_event_get'), this.valueIndex);
-    this.stat.u[0] = value;
-    return value;
+    return this._apply('get', this.usable('doca_sync_event_get'));
   }
 
   /** `doca_sync_event_wait_gt`: spins until `(value & mask) > value`. DOCA has no timeout; softdpu takes one. */
@@ -437,18 +426,22 @@ export class SyncEvent {
    */
   _remote(op: 'set' | 'add' | 'get', value: bigint): bigint {
     const call = `doca_sync_event_remote_net ${op}`;
-    const values = this.usable(call, this.mode === 'ctx');
-    if (op === 'get') return (this.stat.u[0] = Atomics.load(values, this.valueIndex));
-    const before = op === 'add' ? Atomics.add(values, this.valueIndex, value) : (Atomics.store(values, this.valueIndex, value), 0n);
-    this.stat.u[0] = op === 'add' ? before + value : value;
-    this.stat.c[2]!++;
-    this.waiters!.ringIfWaiting();
-    return before;
+    return this._apply(op, this.usable(call, this.mode === 'ctx'), value);
   }
 
-  /** @internal */
-  get _valueIndex(): number {
-    return this.valueIndex;
+  /**
+   * @internal every read and update of the counter, whoever asks (the synchronous calls, the context's
+   * tasks, remote-net peers): `values` was checked usable by the caller. Keeps the handle's record
+   * (value, updates) and rings the waiters on a change; returns the value before (for a get, the value).
+   */
+  _apply(op: 'set' | 'add' | 'get', values: BigUint64Array, v = 0n): bigint {
+    const stat = this.stat;
+    if (op === 'get') return (stat.u[0] = Atomics.load(values, this.valueIndex));
+    const before = op === 'add' ? Atomics.add(values, this.valueIndex, v) : (Atomics.store(values, this.valueIndex, v), 0n);
+    stat.u[0] = op === 'add' ? before + v : v; // the u64 store wraps as the counter did
+    stat.c[2]!++;
+    this.waiters!.ringIfWaiting();
+    return before;
   }
 
   /** @internal the counter, unchecked: for the context's polls, which check the exporter themselves. */

@@ -40,7 +40,7 @@ export class SyncEventTaskGet extends SyncEventTask {
   }
 
   _execute(): void {
-    this.value = this.ctx._get();
+    this.value = this.ctx._apply('get');
     this.ctx._done(this);
   }
 }
@@ -74,7 +74,7 @@ export class SyncEventTaskNotifySet extends SyncEventTask {
   }
 
   _execute(): void {
-    this.ctx._set(this.setVal);
+    this.ctx._apply('set', this.setVal);
     this.ctx._done(this);
   }
 }
@@ -116,7 +116,7 @@ export class SyncEventTaskNotifyAdd extends SyncEventTask {
   }
 
   _execute(): void {
-    this.fetched = this.ctx._add(this.incVal);
+    this.fetched = this.ctx._apply('add', this.incVal);
     this.ctx._done(this);
   }
 }
