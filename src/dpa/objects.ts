@@ -151,5 +151,4 @@ export class ObjectTable extends ObjectFields {
   setState(index: number, state: number): void {
     Atomics.store(this.i32, (this.layout.object(index) + OBJ.STATE) / 4, state);
   }
-
 }

@@ -172,8 +172,9 @@ export class StatsObserver {
     const list: EventSnapshot[] = [];
     for (let k = events; k > 0; k--) {
       const at = OFF_EVENTS + (((total - k) >>> 0) % events) * EVENT_SIZE;
-      if (v.getFloat64(at, true) === 0) continue;
-      list.push({ time: v.getFloat64(at, true), pid, tid, kind: EVENT_NAMES[v.getUint32(at + 8, true)] ?? 'event', slot: v.getInt32(at + 12, true), text: text(seg.u8, at + 16, EVENT_SIZE - 16) });
+      const time = v.getFloat64(at, true);
+      if (time === 0) continue;
+      list.push({ time, pid, tid, kind: EVENT_NAMES[v.getUint32(at + 8, true)] ?? 'event', slot: v.getInt32(at + 12, true), text: text(seg.u8, at + 16, EVENT_SIZE - 16) });
     }
     return { pid, tid, start: v.getFloat64(88, true), title: text(seg.u8, OFF_TITLE, NAME_BYTES), alive: true, objects, events: list };
   }
