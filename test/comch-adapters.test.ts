@@ -8,6 +8,7 @@ import { DevinfoRepFilter } from '../src/core/devinfo.js';
 import { DocaError } from '../src/core/error.js';
 import { ProgressEngine } from '../src/core/pe.js';
 import { useFabric } from '../src/fabric/fabric.js';
+import { until } from './helpers/comch-pair.js';
 import { tempFabricDir } from './helpers/fabric.js';
 
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -108,7 +109,7 @@ test('await using stops, waits for IDLE and destroys', { timeout: 20_000 }, asyn
 
 test('messages sent before the peer left are yielded before the end, both ways; a side that stops drops its unread ones and still stops', { timeout: 20_000 }, async (t) => {
   const { server, client, conn } = await pair(t, 'adapters4');
-  await until(() => server.connections.length === 1);
+  await until(() => server.connections.length === 1, 'the server to see the client');
   // The client sends and leaves; the server's iterator, not waiting meanwhile, still gets everything.
   const serverConn = server.connections[0]!;
   const it = serverConn.messages({ timeoutMs: 5000 });
@@ -117,11 +118,11 @@ test('messages sent before the peer left are yielded before the end, both ways; 
   const seen: string[] = [];
   for await (const data of it) seen.push(dec(data));
   assert.deepEqual(seen, ['one', 'two', 'three']);
-  await until(() => server.connections.length === 0);
+  await until(() => server.connections.length === 0, 'the connection to go once read');
   // The server sends and disconnects; the client stays RUNNING until its iterator took the messages.
   client.start();
   const conn2 = await client.connected({ timeoutMs: 10_000 });
-  await until(() => server.connections.length === 1);
+  await until(() => server.connections.length === 1, 'the server to see the client');
   for (const text of ['four', 'five']) await server.connections[0]!.send(enc(text));
   server.disconnect(server.connections[0]!);
   await new Promise((r) => setTimeout(r, 100));
@@ -133,7 +134,7 @@ test('messages sent before the peer left are yielded before the end, both ways; 
   // Unread when this side stops: dropped (with a warning), and the stop completes.
   client.start();
   await client.connected({ timeoutMs: 10_000 });
-  await until(() => server.connections.length === 1);
+  await until(() => server.connections.length === 1, 'the server to see the client');
   await server.connections[0]!.send(enc('never read'));
   await client.stopAndWait({ timeoutMs: 5000 });
   assert.equal(client.state, 'IDLE');
@@ -141,7 +142,7 @@ test('messages sent before the peer left are yielded before the end, both ways; 
 
 test('a server that never reads what a departed client sent still stops (the unread messages are dropped)', { timeout: 20_000 }, async (t) => {
   const { server, client, conn } = await pair(t, 'adapters5');
-  await until(() => server.connections.length === 1);
+  await until(() => server.connections.length === 1, 'the server to see the client');
   for (const text of ['one', 'two']) await conn.send(enc(text));
   await client.stopAndWait({ timeoutMs: 5000 });
   await new Promise((r) => setTimeout(r, 100));
@@ -152,7 +153,7 @@ test('a server that never reads what a departed client sent still stops (the unr
 
 test('server.messages() also yields what a departed client sent, with the connection it came on', { timeout: 20_000 }, async (t) => {
   const { server, client, conn } = await pair(t, 'adapters6');
-  await until(() => server.connections.length === 1);
+  await until(() => server.connections.length === 1, 'the server to see the client');
   const serverConn = server.connections[0]!;
   for (const text of ['one', 'two']) await conn.send(enc(text));
   await client.stopAndWait({ timeoutMs: 5000 });
@@ -163,10 +164,5 @@ test('server.messages() also yields what a departed client sent, with the connec
     if (seen.length === 2) break;
   }
   assert.deepEqual(seen, ['one', 'two']);
-  await until(() => server.connections.length === 0);
+  await until(() => server.connections.length === 0, 'the connection to go once read');
 });
-
-async function until(cond: () => boolean): Promise<void> {
-  for (let i = 0; i < 500 && !cond(); i++) await new Promise((r) => setTimeout(r, 10));
-  assert.ok(cond());
-}
