@@ -6,10 +6,11 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { tempFabricDir } from './helpers/fabric.js';
 
 const dist = join(dirname(fileURLToPath(import.meta.url)), '..');
 const cli = join(dist, 'src', 'cli', 'main.js');
@@ -36,11 +37,7 @@ interface Result {
 }
 
 /** A temp directory of this test, removed afterwards; the benchmarks make theirs under it (TMPDIR). */
-function tempDir(t: TestContext): string {
-  const dir = mkdtempSync('/tmp/sdpu-bench-cli-');
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
+const tempDir = (t: TestContext) => tempFabricDir(t, 'sdpu-bench-cli-');
 
 /** Every descendant of `pid` (children first found, then theirs), from /proc. */
 function descendants(pid: number): number[] {
@@ -132,7 +129,7 @@ test('softdpu bench --quick: every scenario has a softdpu figure and its baselin
   // Every benchmark measured (a table each on stdout) and recorded scenarios.
   for (const [name, b] of Object.entries(result.benches)) {
     assert.ok(b.scenarios > 0, `benchmark ${name} recorded no scenario: measure through scenario() (bench/lib.ts)`);
-    assert.ok(result.scenarios.some((s) => s.bench === name));
+    assert.ok(result.scenarios.some((s) => s.bench === name), `benchmark ${name} has no entry in scenarios`);
   }
   for (const name of ['fabric', 'comch', 'fastpath', 'sync-event', 'idle', 'scale', 'threads', 'faults', 'dpa', 'observe']) assert.ok(result.benches[name], `benchmark ${name} ran`);
   assert.equal(new Set(result.scenarios.map((s) => s.id)).size, result.scenarios.length, 'scenario ids are unique');

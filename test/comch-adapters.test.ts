@@ -6,6 +6,7 @@ import { ComchServer } from '../src/comch/server.js';
 import { openDeviceByPci, openRepresentorByPci } from '../src/core/dev.js';
 import { DevinfoRepFilter } from '../src/core/devinfo.js';
 import { DocaError } from '../src/core/error.js';
+import { logBackendCreateWithBuf } from '../src/core/log.js';
 import { ProgressEngine } from '../src/core/pe.js';
 import { useFabric } from '../src/fabric/fabric.js';
 import { until } from './helpers/comch-pair.js';
@@ -136,8 +137,9 @@ test('messages sent before the peer left are yielded before the end, both ways; 
   await client.connected({ timeoutMs: 10_000 });
   await until(() => server.connections.length === 1, 'the server to see the client');
   await server.connections[0]!.send(enc('never read'));
+  const warnings = logLines(t);
   await client.stopAndWait({ timeoutMs: 5000 });
-  assert.equal(client.state, 'IDLE');
+  assert.match(warnings.join(''), /\[WARN\]\[comch\] connection \d+: 1 message\(s\) from the peer \(pid \d+\) were not read before this side stopped; dropping them/);
 });
 
 test('a server that never reads what a departed client sent still stops (the unread messages are dropped)', { timeout: 20_000 }, async (t) => {
@@ -147,9 +149,18 @@ test('a server that never reads what a departed client sent still stops (the unr
   await client.stopAndWait({ timeoutMs: 5000 });
   await new Promise((r) => setTimeout(r, 100));
   assert.equal(server.connections.length, 1, 'kept while its messages are unread');
+  const warnings = logLines(t);
   await server.stopAndWait({ timeoutMs: 5000 });
-  assert.equal(server.connections.length, 0);
+  assert.match(warnings.join(''), /connection \d+: 2 message\(s\) from the peer \(pid \d+\) were not read before this side stopped/);
 });
+
+/** The SDK's log lines from now until the test ends. */
+function logLines(t: TestContext): string[] {
+  const lines: string[] = [];
+  const backend = logBackendCreateWithBuf((line) => lines.push(line), { sdk: true });
+  t.after(() => backend.destroy());
+  return lines;
+}
 
 test('server.messages() also yields what a departed client sent, with the connection it came on', { timeout: 20_000 }, async (t) => {
   const { server, client, conn } = await pair(t, 'adapters6');

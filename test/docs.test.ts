@@ -7,11 +7,11 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { tempFabricDir } from './helpers/fabric.js';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** TypeDoc type-checks src/ (TypeScript 6) and renders it: about 10 s alone, more beside other tests. */
@@ -62,8 +62,7 @@ const commentText = (c: JsonComment | undefined): string =>
   c ? [...c.summary, ...(c.blockTags ?? []).flatMap((b) => [{ text: `${b.tag} ` }, ...b.content])].map((p) => p.text).join('') : '';
 
 test('npm run docs: the API reference builds with no warning, and every public class has an example and its doca_* name', { timeout: 120_000 }, async (t) => {
-  const tmp = mkdtempSync(join(tmpdir(), 'softdpu-docs-'));
-  t.after(() => rmSync(tmp, { recursive: true, force: true }));
+  const tmp = tempFabricDir(t, 'softdpu-docs-');
   const html = join(tmp, 'html');
   const json = join(tmp, 'api.json');
   // The options `npm run docs` uses, with another output directory and the JSON model beside the site.
@@ -77,7 +76,7 @@ test('npm run docs: the API reference builds with no warning, and every public c
   assert.ok(page, `no ComchServer page among ${readdirSync(classes).join(', ')}`);
   const text = readFileSync(join(classes, page), 'utf8');
   assert.match(text, /doca_comch_server/);
-  assert.ok(existsSync(join(html, 'index.html')));
+  assert.ok(existsSync(join(html, 'index.html')), `no index.html in ${html}`);
 
   // Both entry points are there, and every class of the API has an @example and names its doca_* object.
   const project = JSON.parse(readFileSync(json, 'utf8')) as JsonReflection;

@@ -346,9 +346,9 @@ test('a completion queue whose positions start just below 2^32 shows no element 
   dpaFabric(t, { numEus: 1 });
   const dev = openDeviceByPci('03:00.0');
   const dpa = startDpa(t, dev, 'msgq');
+  t.after(() => setStartPosition(0));
   for (const start of [2 ** 32 - 1, 2 ** 32 - 3, 0]) {
     setStartPosition(start);
-    t.after(() => setStartPosition(0));
     const cq = DpaCompletion.create(dpa, 4);
     cq.start();
     // A fresh element reads sequence 0, which is "position -1 + 1": it must not pass for a posted one.

@@ -60,6 +60,7 @@ import { entryOwner } from '../src/fabric/names.js';
 import type { KillEnd, KillOptions, KillPoint } from './fixtures/kill-node.js';
 import { type Child, runCli, spawnChild } from './helpers/child.js';
 import { tempFabricDir } from './helpers/fabric.js';
+import { until } from './helpers/wait.js';
 
 type Side = 'server' | 'client';
 type Kind = 'process' | 'thread';
@@ -116,14 +117,6 @@ async function within<T>(p: Promise<T>, what: string, ms = WAIT_MS): Promise<T> 
   }
 }
 
-/** Polls (every 10 ms, bounded) until `cond` holds. */
-async function until(cond: () => boolean, what: () => string, ms = WAIT_MS): Promise<void> {
-  const deadline = performance.now() + ms;
-  while (!cond()) {
-    if (performance.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what()}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 const tail = (c: Child) => `stdout ${JSON.stringify(c.lines.slice(-12))}; stderr ${c.stderr.join('').slice(-3000)}`;
 
@@ -180,6 +173,7 @@ async function runCell(t: TestContext, point: KillPoint, victimSide: Side, kind:
     await until(
       () => /\[WARN\]\[faults\] fault env-1 \(crash\)/.test(victim.stderr.join('')),
       () => `${V} to say it dies by its fault plan: ${tail(victim)}`,
+      WAIT_MS,
     );
   }
 
@@ -198,6 +192,7 @@ async function runCell(t: TestContext, point: KillPoint, victimSide: Side, kind:
     await until(
       () => seqs(survivor, /^recv ctl (\d+)$/).length >= CTL_MESSAGES && seqs(victim, /^recv ctl (\d+)$/).length >= CTL_MESSAGES,
       () => `both sides to receive the other's ${CTL_MESSAGES} control messages: ${S} ${seqs(survivor, /^recv ctl (\d+)$/).length}, ${V} ${seqs(victim, /^recv ctl (\d+)$/).length}`,
+      WAIT_MS,
     );
     if (point === 'post') {
       await survivor.waitFor(/^expired \d+$/, WAIT_MS);
@@ -207,6 +202,7 @@ async function runCell(t: TestContext, point: KillPoint, victimSide: Side, kind:
       await until(
         () => seqs(survivor, /^recv fp (\d+)$/).length >= sent.length,
         () => `${S} to receive the ${sent.length} fast-path sends the dead producer completed`,
+        WAIT_MS,
       );
     }
   }

@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import type { Page } from 'playwright-core';
 import type { FabricSnapshot } from '../src/fabric/stats-reader.js';
 import { openPage, pageProblems, screenshot } from './helpers/browser.js';
-import { type Child, cliPath, runCli, spawnChild } from './helpers/child.js';
+import { type Child, cliPath, runCli, spawnChild, topJson } from './helpers/child.js';
 import { tempFabricDir } from './helpers/fabric.js';
 
 interface Seen {
@@ -54,12 +54,6 @@ async function until(page: Page, expression: string, timeoutMs = 5_000): Promise
 /** In-page expression: the value of `counter` on the connection row of process `pid`. */
 const counterOf = (pid: number, counter: string) =>
   `Number(document.querySelector('#objects tr[data-kind="connection"][data-pid="${pid}"] .counter[data-counter="${counter}"]')?.dataset.value)`;
-
-async function topJson(t: Parameters<typeof runCli>[0], dir: string): Promise<FabricSnapshot> {
-  const { exit, stdout, stderr } = await runCli(t, ['top', '--once', '--json', '--fabric', dir]);
-  assert.equal(exit.code, 0, stderr);
-  return JSON.parse(stdout) as FabricSnapshot;
-}
 
 test('softdpu view in Chromium: connections, rising counters, the state of top --once --json, a disconnect, the sweep', { timeout: 50_000 }, async (t) => {
   const dir = tempFabricDir(t);

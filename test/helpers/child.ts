@@ -8,6 +8,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import type { FabricSnapshot } from '../../src/fabric/stats-reader.js';
 
 const fixtures = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures');
 export const cliPath = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'src', 'cli', 'main.js');
@@ -121,6 +122,13 @@ export async function runCli(t: TestContext, args: string[], env: Record<string,
   const child = spawnChild(t, 'cli', args, { script: cliPath, env });
   const exit = await child.exited;
   return { exit, stdout: child.lines.join('\n'), stderr: child.stderr.join('') };
+}
+
+/** `softdpu top --once --json` on the fabric in `dir`: the observer's snapshot (exit 0 asserted, stderr as the message). */
+export async function topJson(t: TestContext, dir: string): Promise<FabricSnapshot> {
+  const { exit, stdout, stderr } = await runCli(t, ['top', '--once', '--json', '--fabric', dir]);
+  assert.equal(exit.code, 0, stderr);
+  return JSON.parse(stdout) as FabricSnapshot;
 }
 
 /** Starts a DOCA sample through the CLI, `softdpu sample <args...> --fabric <dir>`, killed when the test ends. */

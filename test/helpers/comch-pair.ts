@@ -13,6 +13,7 @@ import { DevinfoRepFilter } from '../../src/core/devinfo.js';
 import { allocSharedMemory } from '../../src/core/memory.js';
 import { AccessFlag, Mmap } from '../../src/core/mmap.js';
 import { ProgressEngine } from '../../src/core/pe.js';
+import { until } from './wait.js';
 import { useFabric } from '../../src/fabric/fabric.js';
 import { tempFabricDir } from './fabric.js';
 
@@ -76,11 +77,5 @@ export function sharedMap(dev: Dev, size: number, buffers = 16): { mem: Uint8Arr
   return { mem, map, inv, buf: (offset, length) => inv.bufGetByAddr(map, mem.subarray(offset, offset + length)) };
 }
 
-/** Waits (with a bound) until `cond` holds, letting the drivers run. */
-export async function until(cond: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 2));
-  }
-}
+/** Waits (with a bound) until `cond` holds, letting the drivers run (helpers/wait.ts). */
+export { until };

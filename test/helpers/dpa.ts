@@ -60,24 +60,9 @@ export function startDpa(t: TestContext, dev: Dev, app = 'basic'): Dpa {
 /** Threads of this process (each EU is one). */
 export const threadCount = (): number => readdirSync('/proc/self/task').length;
 
-/** This process's open memfds of softdpu segments of `kind` (e.g. 'dpa', 'dpaheap', 'consumer'). */
-/**
- * This process's open fds (their targets, sorted), but for the process-wide table of DPA-usable memory
- * maps (core/dpa-maps.ts), which lives as long as the process.
- */
-export function openFds(): string[] {
-  const out: string[] = [];
-  for (const fd of readdirSync('/proc/self/fd')) {
-    try {
-      const target = readlinkSync(`/proc/self/fd/${fd}`);
-      if (!target.startsWith('/memfd:softdpu.dpamaps.')) out.push(target);
-    } catch {
-      // closed meanwhile (or the directory's own fd)
-    }
-  }
-  return out.sort();
-}
+export { openFds } from './proc.js';
 
+/** This process's open memfds of softdpu segments of `kind` (e.g. 'dpa', 'dpaheap', 'consumer'). */
 export function memfds(kind: string): number {
   let n = 0;
   for (const fd of readdirSync('/proc/self/fd')) {
@@ -90,11 +75,5 @@ export function memfds(kind: string): number {
   return n;
 }
 
-/** Waits (bounded) until `done()`, letting the event loop turn. */
-export async function eventually(done: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!done()) {
-    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
-}
+/** Waits (bounded) until `done()`, letting the event loop turn (helpers/wait.ts). */
+export { until as eventually } from './wait.js';
