@@ -21,7 +21,7 @@ const [role, mode, count, size] = process.argv.slice(2);
 const n = Number(count ?? mode);
 const NAME = 'bench';
 const QUIT = new Uint8Array(1);
-const MSG = new Uint8Array(role === 'ping' ? Number(size ?? 64) : 64).fill(0x61);
+const MSG = new Uint8Array(Number(size ?? 64)).fill(0x61); // only ping takes a size
 
 function server(): { pe: ProgressEngine; server: ComchServer } {
   const dev = openDeviceByPci(ARM);

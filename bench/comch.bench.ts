@@ -9,7 +9,7 @@
  * number of messages; sleeping scenarios give both processes' CPU.
  */
 import { join } from 'node:path';
-import { buildC, canPin, count, cpuArgs, medians, pingPong, printScenarios, repeat, type Rtt, rttBaseline, rttFigure, runCRuns, scenario, serverAndClient, sizeLabel, SOCKET_BATCH, socketStream, withTempDir } from './lib.js';
+import { buildC, canPin, count, cpuArgs, medians, pingPong, printScenarios, repeat, type Rtt, rttBaseline, rttFigure, ringRtt, runCRuns, scenario, serverAndClient, sizeLabel, SOCKET_BATCH, socketRtt, socketStream, withTempDir } from './lib.js';
 
 /** Control-path message sizes of the sleeping round trip: up to 4080, the default max_msg_size. */
 export const COMCH_RTT_SIZES = [64, 256, 1024, 4080];
@@ -37,8 +37,8 @@ export async function comchBench(): Promise<Record<string, unknown>> {
     for (const size of COMCH_RTT_SIZES) {
       await scenario(`rtt_asleep_${size}`, async () => {
         const soft = await pingPong(['comch-peer', ['echo', 'notify']], ['comch-peer', ['ping', 'notify', String(nAsleep), String(size)]], env);
-        const socket = await pingPong(['socket-peer', ['echo', sock, String(size)]], ['socket-peer', ['ping', sock, String(nAsleep), String(size)]], env);
-        const cRing = await runCRuns<Rtt>(ref, ['ring_rtt', String(size), String(nAsleep), ...cpuArgs()]);
+        const socket = await socketRtt(sock, nAsleep, size, env);
+        const cRing = await ringRtt(ref, size, nAsleep);
         const doorbells: Record<string, ReturnType<typeof rttBaseline>> = {};
         // The limits of a sleeping wake alone (no payload): once, at the smallest size.
         if (size === COMCH_RTT_SIZES[0]) for (const m of ['futex', 'eventfd', 'pipe'] as const) doorbells[`c_${m}`] = rttBaseline(`C ${m}`, await runCRuns<Rtt>(ref, [m, String(nAsleep), ...cpuArgs()]));

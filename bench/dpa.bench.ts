@@ -25,11 +25,7 @@ export async function dpaBench(): Promise<Record<string, unknown>> {
     // One process measures everything: run (RUNS times) when the first selected scenario needs it.
     let out: Promise<Out> | undefined;
     const measured = () =>
-      (out ??= repeat(async () => JSON.parse(await runNode('dpa-peer', [String(n), String(rateN), String(launchN)], undefined, { SOFTDPU_FABRIC: dir })) as Out).then((runs) => {
-        const keys = ['rtt_poll', 'rtt_activated', 'message_port', 'sab_spin', 'launch'] as const;
-        const m = Object.fromEntries(keys.map((k) => [k, medians(runs.map((r) => r[k]))])) as Omit<Out, 'rate_msgs_per_s'>;
-        return { ...m, rate_msgs_per_s: medians(runs.map((r) => ({ v: r.rate_msgs_per_s }))).v };
-      }));
+      (out ??= repeat(async () => JSON.parse(await runNode('dpa-peer', [String(n), String(rateN), String(launchN)], undefined, { SOFTDPU_FABRIC: dir })) as Out).then(medians));
     const trips = { metric: 'p50_us', count: n, unit: 'trips', size_bytes: 32 } as const;
     await scenario('rtt_poll', async () => {
       const m = await measured();

@@ -8,7 +8,7 @@
  * through shared buffers.
  */
 import { join } from 'node:path';
-import { bandwidth, type Baseline, buildC, count, cpuArgs, medians, pingPong, printScenarios, repeat, type Rtt, rttBaseline, rttFigure, runCRuns, scenario, serverAndClient, sizeLabel, SOCKET_BATCH, socketStream, type TargetSpec, withTempDir } from './lib.js';
+import { bandwidth, type Baseline, buildC, count, cpuArgs, type FastpathRun, fastpathRun, medians, pingPong, printScenarios, repeat, rttBaseline, rttFigure, ringRtt, runCRuns, scenario, serverAndClient, sizeLabel, SOCKET_BATCH, socketRtt, socketStream, type TargetSpec, withTempDir } from './lib.js';
 
 interface Result {
   gbps: number;
@@ -35,8 +35,7 @@ export async function fastpathBench(): Promise<Record<string, unknown>> {
   return withTempDir(async (dir) => {
     const env = { SOFTDPU_FABRIC: dir };
     const sock = join(dir, 'stream.sock');
-    const fast = async (o: { size: number; count: number; consumers: number; producers: number; posted: number }) =>
-      medians(await repeat(() => serverAndClient<Result>(['fastpath-peer', ['consume', JSON.stringify(o)]], ['fastpath-peer', ['produce', JSON.stringify(o)]], env, 'server')));
+    const fast = async (o: FastpathRun) => medians(await repeat(() => fastpathRun(o, env)));
     // The consumer is the first side (cpu 1, as the Node consumer), the producer the second (cpu 0).
     const cRing = (size: number, n: number, posted: number) => runCRuns<Result>(ref, ['shm_ring', String(size), String(n), String(posted), ...cpuArgs([1, 0])]);
     const zmq = async (size: number, n: number) => {
@@ -95,8 +94,8 @@ export async function fastpathBench(): Promise<Record<string, unknown>> {
         sweep: RTT,
         softdpu: rttFigure(await pingPong(['fastpath-rtt-peer', ['echo', String(size), String(nRtt)]], ['fastpath-rtt-peer', ['ping', String(size), String(nRtt)]], env)),
         baselines: {
-          socket_callbacks: rttBaseline('socket, callbacks', await pingPong(['socket-peer', ['echo', sock, String(size)]], ['socket-peer', ['ping', sock, String(nRtt), String(size)]], env)),
-          c_futex_shm: rttBaseline('C futex, shared buffers', await runCRuns<Rtt>(ref, ['ring_rtt', String(size), String(nRtt), ...cpuArgs()])),
+          socket_callbacks: rttBaseline('socket, callbacks', await socketRtt(sock, nRtt, size, env)),
+          c_futex_shm: rttBaseline('C futex, shared buffers', await ringRtt(ref, size, nRtt)),
         },
         targets: [{ metric: 'p50_us', op: '<=', limit: 1.0, of: 'socket_callbacks' }],
       }));

@@ -118,12 +118,16 @@ export async function repeat<T>(fn: () => T | Promise<T>, runs = RUNS): Promise<
 }
 
 /**
- * The median of each numeric field over `runs` (of `Rtt`s: the median p50 and the median p99); other
- * fields (a C reference's echoed `mode`) are the first run's.
+ * The median of each numeric field over `runs` (of `Rtt`s: the median p50 and the median p99), field by
+ * field into nested objects (a peer that reports several contenders); other fields (a C reference's
+ * echoed `mode`) are the first run's.
  */
 export function medians<T extends object>(runs: T[]): T {
   const first = runs[0] as Record<string, unknown>;
-  const out = Object.fromEntries(Object.entries(first).map(([k, v]) => [k, typeof v === 'number' ? median(runs.map((r) => (r as Record<string, number>)[k]!)) : v]));
+  const field = (k: string) => runs.map((r) => (r as Record<string, unknown>)[k]);
+  const out = Object.fromEntries(
+    Object.entries(first).map(([k, v]) => [k, typeof v === 'number' ? median(field(k) as number[]) : v !== null && typeof v === 'object' && !Array.isArray(v) ? medians(field(k) as object[]) : v]),
+  );
   return out as T;
 }
 
@@ -243,6 +247,30 @@ export async function socketStream(sock: string, n: number, size: number, batch:
   return medians(await repeat(() => serverAndClient<{ rate: number; gbps: number }>(['socket-peer', ['sink', sock, String(n), String(size)]], ['socket-peer', ['flood', sock, String(n), String(size), String(batch)]], env, 'server')));
 }
 
+/** The socket ping-pong baseline (callbacks, both asleep): SIZE-byte messages, N round trips, median of RUNS runs. */
+export function socketRtt(sock: string, n: number, size: number, env: Record<string, string>): Promise<Rtt> {
+  return pingPong(['socket-peer', ['echo', sock, String(size)]], ['socket-peer', ['ping', sock, String(n), String(size)]], env);
+}
+
+/** The C limit of a sleeping round trip through shared buffers (futex wake-ups), median of RUNS runs. */
+export function ringRtt(ref: string, size: number, n: number): Promise<Rtt> {
+  return runCRuns<Rtt>(ref, ['ring_rtt', String(size), String(n), ...cpuArgs()]);
+}
+
+/** What one fast-path run (bench/fastpath-peer.ts) is told: sizes, counts, endpoints, posted buffers. */
+export interface FastpathRun {
+  size: number;
+  count: number;
+  consumers: number;
+  producers: number;
+  posted: number;
+}
+
+/** One fast-path run, consumer side first (cpu 1), producer second (cpu 0): {gbps, rate} at the consumer. */
+export async function fastpathRun(o: FastpathRun, env: Record<string, string>): Promise<{ gbps: number; rate: number }> {
+  return (await serverAndClientBoth<{ gbps: number; rate: number }, unknown>(['fastpath-peer', ['consume', JSON.stringify(o)]], ['fastpath-peer', ['produce', JSON.stringify(o)]], env)).server;
+}
+
 /** A C reference's figure: the median of RUNS runs. */
 export async function runCRuns<T extends object>(binary: string, args: string[]): Promise<T> {
   return medians(await repeat(() => runC<T>(binary, args)));
@@ -253,7 +281,7 @@ export interface Row {
   softdpu: string;
   reference: string;
   ratio: string;
-  /** The target and whether this run met it (see `target()`), when the row has one. */
+  /** The target and whether this run met it ("<= 1.0x: met"), when the row has one. */
   target?: string;
 }
 
@@ -271,32 +299,8 @@ export function printTable(title: string, rows: Row[]): void {
   process.stdout.write(`\n${title}\n${line(header)}\n${rows.map(line).join('\n')}\n`);
 }
 
-/** A target cell, "<= 1.0x: met" or "<= 1.0x: MISSED", from the measured value (never asserted). */
-export function target(value: number, op: '<=' | '>=' | '<', limit: number, unit: string): string {
-  const met = op === '<=' ? value <= limit : op === '<' ? value < limit : value >= limit;
-  return `${op} ${unit.startsWith('x') ? limit.toFixed(1) : limit}${unit}: ${met ? 'met' : 'MISSED'}`;
-}
-
-/** A latency cell: "p50 / p99 us". */
-export const lat = (r: Rtt) => `${r.p50_us.toFixed(2)} / ${r.p99_us.toFixed(2)} us`;
-/** The ratios of two latencies, p50 and p99. */
-export const latRatio = (a: Rtt, b: Rtt) => `${ratio(a.p50_us / b.p50_us)} / ${ratio(a.p99_us / b.p99_us)}`;
-/** A CPU cell: "pinger / echoer us" per round trip. */
-export const cpuCell = (r: Rtt) => `${(r.cpu_pinger_us_per_msg ?? NaN).toFixed(1)} / ${(r.cpu_echoer_us_per_msg ?? NaN).toFixed(1)} us`;
-const cpuSum = (r: Rtt) => (r.cpu_pinger_us_per_msg ?? NaN) + (r.cpu_echoer_us_per_msg ?? NaN);
-
-/**
- * Two rows for a sleeping round trip: latency (with its target, when given) and the CPU both processes
- * spent per round trip (ratio of the sums).
- */
-export function rttRows(what: string, soft: Rtt, ref: Rtt, refLabel: string, targetCell?: string): Row[] {
-  const row: Row = { what, softdpu: lat(soft), reference: `${lat(ref)} (${refLabel})`, ratio: latRatio(soft, ref) };
-  if (targetCell) row.target = targetCell;
-  return [row, { what: '  CPU per round trip: pinger / echoer', softdpu: cpuCell(soft), reference: `${cpuCell(ref)} (${refLabel})`, ratio: ratio(cpuSum(soft) / cpuSum(ref)) }];
-}
 export const gbps = (x: number) => `${x.toFixed(2)} GB/s`;
 export const ratio = (x: number) => `${x.toFixed(2)}x`;
-export const msgRate = (x: number) => `${(x / 1e6).toFixed(2)} M msg/s`;
 
 // ---- scenarios: one softdpu measurement next to its baselines, for the tables, --json and --plot -------
 
@@ -340,6 +344,8 @@ export interface TargetResult extends TargetSpec {
   /** softdpu's figure, or its ratio to the baseline. */
   value: number;
   met: boolean;
+  /** The limit as written: "1.0x" (against a baseline) or "2 us". */
+  bound: string;
   /** e.g. "p50 <= 1.0x socket, callbacks". */
   text: string;
 }
@@ -433,8 +439,8 @@ function finish(id: string, spec: ScenarioSpec): Scenario {
   const targets = (spec.targets ?? []).map((t): TargetResult => {
     const value = t.of === undefined ? spec.softdpu[t.metric]! : ratios[t.of]?.[t.metric] ?? NaN;
     const met = t.op === '<=' ? value <= t.limit : t.op === '<' ? value < t.limit : value >= t.limit;
-    const limit = t.of === undefined ? formatFigure(t.metric, t.limit) : `${t.limit.toFixed(Number.isInteger(Math.round(t.limit * 1000) / 100) ? 1 : 2)}x ${baselines[t.of]?.label ?? t.of}`;
-    return { ...t, value, met, text: `${SHORT[t.metric]} ${t.op} ${limit}` };
+    const bound = t.of === undefined ? formatFigure(t.metric, t.limit) : `${t.limit.toFixed(Number.isInteger(Math.round(t.limit * 1000) / 100) ? 1 : 2)}x`;
+    return { ...t, value, met, bound, text: `${SHORT[t.metric]} ${t.op} ${bound}${t.of === undefined ? '' : ` ${baselines[t.of]?.label ?? t.of}`}` };
   });
   return {
     id: `${bench}/${id}`,
@@ -466,7 +472,7 @@ export async function scenario(id: string, measure: () => Promise<ScenarioSpec>)
 }
 
 /** A cell of `metric`: "p50 / p99 us", or the rate. */
-function cell(metric: Metric, f: Figure): string {
+export function figureCell(metric: Metric, f: Figure): string {
   if (metric === 'p50_us') return `${(f.p50_us ?? NaN).toFixed(2)} / ${(f.p99_us ?? NaN).toFixed(2)} us`;
   if (metric === 'cpu_pct') return `${(f.cpu_pct ?? NaN).toFixed(3)} %`;
   if (metric === 'gbps') return gbps(f.gbps ?? NaN);
@@ -481,7 +487,8 @@ function cpuCellOf(f: Figure): string {
   return f.idle_cpu_pct === undefined ? us : `${us}; idle ${f.idle_cpu_pct.toFixed(2)} %`;
 }
 
-const verdicts = (ts: TargetResult[]) => ts.map((t) => `${t.text.replace(/ (\d+(?:\.\d+)?)x .*$/, ' $1x')}: ${t.met ? 'met' : 'MISSED'}${t.note ? ` (${t.note})` : ''}`).join(', ');
+/** The table's target cell: "p50 <= 1.0x: MISSED" (the row already names the baseline). */
+const verdicts = (ts: TargetResult[]) => ts.map((t) => `${SHORT[t.metric]} ${t.op} ${t.bound}: ${t.met ? 'met' : 'MISSED'}${t.note ? ` (${t.note})` : ''}`).join(', ');
 
 /**
  * A scenario's table rows: softdpu next to each baseline (ratio = softdpu / baseline; latency: p50
@@ -489,7 +496,7 @@ const verdicts = (ts: TargetResult[]) => ts.map((t) => `${t.text.replace(/ (\d+(
  */
 export function scenarioRows(s: Scenario): Row[] {
   const what = s.count === null ? s.title : `${s.title} (${s.count} ${s.unit ?? 'msgs'})`;
-  const soft = cell(s.metric, s.softdpu);
+  const soft = figureCell(s.metric, s.softdpu);
   const absolute = s.targets.filter((t) => t.of === undefined);
   const withTarget = (row: Row, ts: TargetResult[]): Row => (ts.length ? { ...row, target: verdicts(ts) } : row);
   const keys = Object.keys(s.baselines);
@@ -498,7 +505,7 @@ export function scenarioRows(s: Scenario): Row[] {
     const b = s.baselines[k]!;
     const r = s.ratios[k]!;
     const ratioCell = s.metric === 'p50_us' ? `${ratio(r.p50_us ?? NaN)} / ${ratio(r.p99_us ?? NaN)}` : ratio(r[s.metric] ?? NaN);
-    const rows = [withTarget({ what: i === 0 ? what : `  vs ${b.label}`, softdpu: soft, reference: `${cell(s.metric, b)} (${b.label})`, ratio: ratioCell }, [...(i === 0 ? absolute : []), ...s.targets.filter((t) => t.of === k)])];
+    const rows = [withTarget({ what: i === 0 ? what : `  vs ${b.label}`, softdpu: soft, reference: `${figureCell(s.metric, b)} (${b.label})`, ratio: ratioCell }, [...(i === 0 ? absolute : []), ...s.targets.filter((t) => t.of === k)])];
     if (s.metric === 'p50_us' && s.softdpu.cpu_us_per_msg !== undefined && b.cpu_us_per_msg !== undefined) {
       const split = s.softdpu.cpu_pinger_us_per_msg !== undefined && b.cpu_pinger_us_per_msg !== undefined;
       rows.push({ what: `    CPU per round trip${split ? ': pinger / echoer' : ''}`, softdpu: cpuCellOf(s.softdpu), reference: `${cpuCellOf(b)} (${b.label})`, ratio: ratio(r.cpu_us_per_msg ?? NaN) });

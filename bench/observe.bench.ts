@@ -14,7 +14,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { count, type Figure, median, medians, printScenarios, QUICK, root, type Rtt, scenario, serverAndClientBoth, startNode, together, withTempDir } from './lib.js';
+import { count, fastpathRun, type Figure, median, medians, printScenarios, QUICK, root, type Rtt, scenario, serverAndClientBoth, startNode, together, withTempDir } from './lib.js';
 
 /** Pairs of runs (one with, one without an observer) per hot path. */
 const PAIRS = () => (QUICK ? 2 : 5);
@@ -43,11 +43,14 @@ function observe(dir: string): Observer {
   const t0 = performance.now();
   return {
     stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`softdpu top (the observer) exited early (${child.exitCode ?? child.signalCode}) after ${frames} frames`);
       // Its CPU (user + system, from /proc) over its life, as % of one core: what it takes from the peers.
       const ticks = readFileSync(`/proc/${child.pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
       const cpuPct = ((Number(ticks[11]) + Number(ticks[12])) / 100 / ((performance.now() - t0) / 1000)) * 100;
       child.kill('SIGTERM');
+      const killer = setTimeout(() => child.kill('SIGKILL'), 5000); // bounded: a stuck observer is killed
       await closed;
+      clearTimeout(killer);
       return { frames, seeing, cpuPct };
     },
   };
@@ -73,8 +76,14 @@ async function alternate<T>(dir: string, measure: () => Promise<T>): Promise<Sid
     for (const watched of pair % 2 === 0 ? [false, true] : [true, false]) {
       const observer = watched ? observe(dir) : undefined;
       if (observer) await new Promise((resolve) => setTimeout(resolve, 150)); // it is looking before the peers start
-      const value = await measure();
-      const seen = await observer?.stop();
+      let value: T;
+      let seen: Awaited<ReturnType<Observer['stop']>> | undefined;
+      try {
+        value = await measure();
+      } finally {
+        // Also when the measurement failed: a live observer would keep `softdpu bench` from exiting.
+        seen = await observer?.stop();
+      }
       (watched ? out.with : out.without).push(value);
       out.frames += seen?.frames ?? 0;
       out.seeing += seen?.seeing ?? 0;
@@ -129,7 +138,7 @@ export async function observeBench(): Promise<Record<string, unknown>> {
     // Fast path: one producer to one consumer, 64-byte messages, both busy-polling; messages/s at the consumer.
     const o = { size: 64, count: nFast, consumers: 1, producers: 1, posted: 1024 };
     await watchedScenario('fastpath_busy_64', 'fast-path send rate, busy, 64 B', 'msgs_per_s', nFast, () =>
-      alternate(dir, async () => (await serverAndClientBoth<{ rate: number }, unknown>(['fastpath-peer', ['consume', JSON.stringify(o)]], ['fastpath-peer', ['produce', JSON.stringify(o)]], env)).server.rate),
+      alternate(dir, async () => (await fastpathRun(o, env)).rate),
       (rate) => ({ msgs_per_s: rate }), seen);
 
     // Sync event update_add: a holder (cpu 1) exports an event, an importer (cpu 0) adds 1 N times.

@@ -6,7 +6,7 @@
  * the same SVG and a table of every scenario, nothing fetched.
  */
 import type { BenchResult } from './run.js';
-import { type Figure, type FigureKey, formatFigure, type Metric, type Scenario, sizeLabel, type TargetResult } from './lib.js';
+import { type Figure, figureCell, type FigureKey, formatFigure, type Metric, type Scenario, sizeLabel, type TargetResult } from './lib.js';
 
 const WIDTH = 1100;
 const FONT = "system-ui, -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif";
@@ -215,9 +215,6 @@ export function plotSvg(result: BenchResult): string {
     '',
   ].join('\n');
 }
-
-/** A figure cell for the HTML table. */
-const figureCell = (metric: Metric, f: Figure) => (metric === 'p50_us' ? `${(f.p50_us ?? NaN).toFixed(2)} / ${(f.p99_us ?? NaN).toFixed(2)} us` : formatFigure(metric, f[metric] ?? NaN));
 
 /** The run as one page: the plot, then every scenario (softdpu, each baseline and its ratio, targets). */
 export function plotHtml(result: BenchResult): string {

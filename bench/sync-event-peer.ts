@@ -16,7 +16,7 @@ import { openDeviceByPci } from '../src/core/dev.js';
 import { U64_MAX } from '../src/sync-event/condition.js';
 import { SyncEvent } from '../src/sync-event/sync-event.js';
 import { cpuMeter, idleCpu, printCpu, printRtt } from './lib.js';
-import { ARM, asyncSide, creatorEvent, HOST } from './peer-lib.js';
+import { ARM, asyncSide, creatorEvent, HOST, watchdog } from './peer-lib.js';
 
 const args = process.argv.slice(2);
 const role = args[0]!;
@@ -24,6 +24,7 @@ const role = args[0]!;
 const [mode, count, file, startAt] =
   role === 'add' ? ['busy', ...args.slice(1)] : role === 'hold' ? ['busy', args[2], args[1]] : role.startsWith('idle') ? ['async', '1', args[1]] : args.slice(1);
 const n = Number(count);
+watchdog(`sync-event-peer ${role}`);
 
 type Side = ReturnType<typeof asyncSide>;
 
@@ -45,7 +46,12 @@ async function waitEq(event: SyncEvent, side: Side | undefined, value: bigint): 
 function updateSet(event: SyncEvent, side: Side | undefined, value: bigint): void {
   if (!side) return event.updateSet(value);
   side.ctx.taskNotifySetAllocInit(value).submit();
-  while (side.pe.getNumInflightTasks() > 0) side.pe.progress();
+  // The set itself happened at submit; one progress() takes its completion. Bounded: a synchronous
+  // spin would also hold off the watchdog's timer.
+  for (let calls = 0; side.pe.getNumInflightTasks() > 0; calls++) {
+    if (calls > 1_000_000) throw new Error(`sync-event-peer: notify_set ${value} did not complete after ${calls} progress calls`);
+    side.pe.progress();
+  }
 }
 
 /** The async sides of both events, or starts them for synchronous waits. */

@@ -15,9 +15,7 @@ export async function threadsBench(): Promise<Record<string, unknown>> {
     // One process measures every contender: run (RUNS times) when the first selected scenario needs it.
     let out: Promise<Out> | undefined;
     const measured = () =>
-      (out ??= repeat(async () => JSON.parse(await runNode('threads-peer', [String(n)], undefined, { SOFTDPU_FABRIC: dir })) as Out).then(
-        (runs) => Object.fromEntries(Object.keys(runs[0]!).map((k) => [k, medians(runs.map((r) => r[k as keyof Out]))])) as Out,
-      ));
+      (out ??= repeat(async () => JSON.parse(await runNode('threads-peer', [String(n)], undefined, { SOFTDPU_FABRIC: dir })) as Out).then(medians));
     const trips = { metric: 'p50_us', count: n, unit: 'trips', size_bytes: 64 } as const;
     await scenario('rtt_asleep', async () => {
       const m = await measured();
