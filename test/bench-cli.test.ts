@@ -5,11 +5,11 @@
  * suite busy-polls both cores: scripts/run-tests.mjs runs this file alone, after the others.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { type Ran, runCommand } from './helpers/child.js';
 import { tempFabricDir } from './helpers/fabric.js';
 
 const dist = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -39,46 +39,13 @@ interface Result {
 /** A temp directory of this test, removed afterwards; the benchmarks make theirs under it (TMPDIR). */
 const tempDir = (t: TestContext) => tempFabricDir(t, 'sdpu-bench-cli-');
 
-/** Every descendant of `pid` (children first found, then theirs), from /proc. */
-function descendants(pid: number): number[] {
-  const parent = new Map<number, number>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      parent.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const out: number[] = [];
-  for (let i = -1; i < out.length; i++) {
-    const of = i < 0 ? pid : out[i]!;
-    for (const [p, pp] of parent) if (pp === of) out.push(p);
-  }
-  return out;
-}
-
-/** Runs `softdpu ARGS...` to its end; if the test ends first, the CLI and every peer it started are killed. */
-function softdpu(t: TestContext, args: string[], env: Record<string, string>, script = cli): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  // At the lowest priority (its peers inherit it): busy-polling benchmarks must not starve the test
-  // files running beside this one, whose samples and peers wait with timeouts.
-  const child = spawn('nice', ['-n', '19', process.execPath, script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let [stdout, stderr] = ['', ''];
-  child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
-  child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
-  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
-  t.after(() => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    for (const pid of [child.pid!, ...descendants(child.pid!)]) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // gone already
-      }
-    }
-  });
-  return done;
+/**
+ * Runs `softdpu ARGS...` to its end, at the lowest priority (its peers inherit it): busy-polling
+ * benchmarks must not starve the test files running beside this one, whose samples and peers wait with
+ * timeouts. The CLI and every peer it started (its process group) are killed when the test ends.
+ */
+function softdpu(t: TestContext, args: string[], env: Record<string, string>, script = cli): Promise<Ran> {
+  return runCommand(t, 'nice', ['-n', '19', process.execPath, script, ...args], process.cwd(), { ...process.env, ...env }, 600_000);
 }
 
 /**

@@ -6,43 +6,22 @@
  * that runs in parallel do not collide.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { runCommand } from './helpers/child.js';
 import { tempFabricDir } from './helpers/fabric.js';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** TypeDoc type-checks src/ (TypeScript 6) and renders it: about 10 s alone, more beside other tests. */
 const WATCHDOG_MS = 100_000;
 
-interface Ran {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  output: string;
-}
-
-function typedoc(args: string[]): Promise<Ran> {
+/** TypeDoc with `args`, from the repository, bounded by WATCHDOG_MS; stdout and stderr together. */
+async function typedoc(t: TestContext, args: string[]): Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }> {
   const bin = join(repo, 'node_modules', 'typedoc', 'bin', 'typedoc');
-  const proc: ChildProcess = spawn(process.execPath, [bin, ...args], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
-  let output = '';
-  proc.stdout!.setEncoding('utf8').on('data', (s: string) => (output += s));
-  proc.stderr!.setEncoding('utf8').on('data', (s: string) => (output += s));
-  const watchdog = setTimeout(() => {
-    output += `\n[killed by the test's ${WATCHDOG_MS} ms watchdog]`;
-    proc.kill('SIGKILL');
-  }, WATCHDOG_MS);
-  return new Promise((resolve, reject) => {
-    proc.once('error', (err) => {
-      clearTimeout(watchdog);
-      reject(err);
-    });
-    proc.once('close', (code, signal) => {
-      clearTimeout(watchdog);
-      resolve({ code, signal, output });
-    });
-  });
+  const ran = await runCommand(t, process.execPath, [bin, ...args], repo, { ...process.env, NO_COLOR: '1' }, WATCHDOG_MS);
+  return { code: ran.code, signal: ran.signal, output: ran.stdout + ran.stderr };
 }
 
 /** The parts of TypeDoc's JSON output this test reads. */
@@ -66,7 +45,7 @@ test('npm run docs: the API reference builds with no warning, and every public c
   const html = join(tmp, 'html');
   const json = join(tmp, 'api.json');
   // The options `npm run docs` uses, with another output directory and the JSON model beside the site.
-  const ran = await typedoc(['--options', 'typedoc.config.mjs', '--out', html, '--json', json]);
+  const ran = await typedoc(t, ['--options', 'typedoc.config.mjs', '--out', html, '--json', json]);
   assert.deepEqual([ran.code, ran.signal], [0, null], ran.output);
   assert.doesNotMatch(ran.output, /\[(warning|error)\]/, 'TypeDoc warned (validation warnings are errors here)');
 

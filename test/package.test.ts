@@ -12,13 +12,13 @@
  * the end; every command runs in its own process group, killed on its timeout or when the test ends.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { DoctorReport } from '../src/cli/doctor.js';
-import { spawnChild } from './helpers/child.js';
+import { type Ran, runCommand, spawnChild } from './helpers/child.js';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** What a clean clone lacks: installed and built things, and packing leftovers. */
@@ -40,44 +40,6 @@ const ALLOWED = [
   /^node_modules\/uplot\/(package\.json|README\.md|LICENSE|dist\/[\w.-]+)$/,
 ];
 
-interface Ran {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs a command to completion in its own process group; the group is killed after `timeoutMs` or when the test ends. */
-function run(t: TestContext, cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<Ran> {
-  const proc: ChildProcess = spawn(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  const killGroup = () => {
-    try {
-      process.kill(-proc.pid!, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  };
-  t.after(killGroup);
-  let stdout = '';
-  let stderr = '';
-  proc.stdout!.setEncoding('utf8').on('data', (s: string) => (stdout += s));
-  proc.stderr!.setEncoding('utf8').on('data', (s: string) => (stderr += s));
-  const timer = setTimeout(() => {
-    stderr += `\n[killed after ${timeoutMs} ms]`;
-    killGroup();
-  }, timeoutMs);
-  return new Promise((resolve, reject) => {
-    proc.once('error', (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-    proc.once('close', (code, signal) => {
-      clearTimeout(timer);
-      killGroup(); // whatever it started and left running
-      resolve({ code, signal, stdout, stderr });
-    });
-  });
-}
 
 function assertOk(r: Ran, what: string): Ran {
   assert.deepEqual([r.code, r.signal], [0, null], `${what} failed:\n${r.stderr.slice(-4000)}\n${r.stdout.slice(-2000)}`);
@@ -204,7 +166,7 @@ test('the packed tarball installs offline without scripts into a fresh project a
   symlinkSync(join(repo, 'node_modules'), join(clone, 'node_modules')); // what `npm ci` installed (compiler, types)
   const out = join(tmp, 'out');
   mkdirSync(out);
-  const packed = assertOk(await run(t, 'npm', ['pack', '--pack-destination', out], clone, env, 120_000), 'npm pack');
+  const packed = assertOk(await runCommand(t, 'npm', ['pack', '--pack-destination', out], clone, env, 120_000), 'npm pack');
   const [tarball] = readdirSync(out).filter((f) => f.endsWith('.tgz'));
   assert.ok(tarball, 'npm pack made a tarball');
   const tgz = join(out, tarball);
@@ -238,7 +200,7 @@ test('the packed tarball installs offline without scripts into a fresh project a
   const app = join(tmp, 'app');
   mkdirSync(app);
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', private: true, type: 'module' }));
-  assertOk(await run(t, 'npm', ['install', '--ignore-scripts', '--no-audit', '--no-fund', '--offline', tgz], app, env, 60_000), 'npm install');
+  assertOk(await runCommand(t, 'npm', ['install', '--ignore-scripts', '--no-audit', '--no-fund', '--offline', tgz], app, env, 60_000), 'npm install');
   const installed = join(app, 'node_modules', 'softdpu');
   const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { scripts: Record<string, string>; gypfile: boolean };
   assert.deepEqual(['preinstall', 'install', 'postinstall'].filter((s) => s in manifest.scripts), [], 'a user\'s npm has nothing to run or approve');
@@ -252,30 +214,30 @@ test('the packed tarball installs offline without scripts into a fresh project a
   });
 
   await t.test('a lockfile-driven `npm ci` with scripts allowed builds nothing either (no binding.gyp at the root)', async (t) => {
-    assertOk(await run(t, 'npm', ['ci', '--no-audit', '--no-fund', '--offline'], app, env, 60_000), 'npm ci');
+    assertOk(await runCommand(t, 'npm', ['ci', '--no-audit', '--no-fund', '--offline'], app, env, 60_000), 'npm ci');
     for (const dir of ['build', join('src', 'native', 'build')]) assert.throws(() => statSync(join(installed, dir)), { code: 'ENOENT' }, dir);
     assert.ok(statSync(join(installed, 'prebuilds', `linux-${process.arch}`, 'softdpu.node')).isFile());
   });
 
   await t.test('imports from ESM and type-checks (node16 and bundler resolution) against its declarations', async (t) => {
     const script = "const m = await import('softdpu'); const p = await import('softdpu/package.json', { with: { type: 'json' } }); console.log(typeof m.ComchServer, typeof m.SyncEvent, p.default.version, import.meta.resolve('softdpu/dpa-dev').endsWith('/dist/src/dpa/dev/index.js'));";
-    const imported = assertOk(await run(t, process.execPath, ['--input-type=module', '-e', script], app, env, 20_000), 'import softdpu');
+    const imported = assertOk(await runCommand(t, process.execPath, ['--input-type=module', '-e', script], app, env, 20_000), 'import softdpu');
     assert.equal(imported.stdout.trim(), `function function ${JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')).version} true`, 'softdpu/dpa-dev resolves to the device API');
     writeFileSync(join(app, 'check.ts'), CHECK_TS);
     // The project's compiler, TypeScript 7 (`typescript` itself is the TypeScript 6 API TypeDoc needs).
     const tsc = join(repo, 'node_modules', '@typescript', 'native', 'bin', 'tsc');
     const checks = (['node16', 'bundler'] as const).map(async (resolution) => {
       writeFileSync(join(app, `tsconfig.${resolution}.json`), tsconfig(resolution));
-      assertOk(await run(t, process.execPath, [tsc, '-p', `tsconfig.${resolution}.json`], app, env, 60_000), `tsc (${resolution})`);
+      assertOk(await runCommand(t, process.execPath, [tsc, '-p', `tsconfig.${resolution}.json`], app, env, 60_000), `tsc (${resolution})`);
     });
     await Promise.all(checks);
   });
 
   await t.test('npx softdpu devices --json and npx softdpu doctor --json run from the project', async (t) => {
-    const devices = assertOk(await run(t, 'npx', ['--offline', 'softdpu', 'devices', '--json'], app, env, 30_000), 'npx softdpu devices');
+    const devices = assertOk(await runCommand(t, 'npx', ['--offline', 'softdpu', 'devices', '--json'], app, env, 30_000), 'npx softdpu devices');
     const list = (JSON.parse(devices.stdout) as { devices: { pci: string }[] }).devices.map((d) => d.pci);
     assert.deepEqual(list, ['0000:03:00.0', '0000:b1:00.0', '0000:b1:00.2', '0000:b1:00.3']);
-    const doctor = assertOk(await run(t, 'npx', ['--offline', 'softdpu', 'doctor', '--json'], app, env, 30_000), 'npx softdpu doctor');
+    const doctor = assertOk(await runCommand(t, 'npx', ['--offline', 'softdpu', 'doctor', '--json'], app, env, 30_000), 'npx softdpu doctor');
     const report = JSON.parse(doctor.stdout) as DoctorReport;
     assert.equal(report.ok, true);
     assert.equal(report.addon.kind, 'prebuild');
@@ -314,15 +276,15 @@ test('the packed tarball installs offline without scripts into a fresh project a
     else writeFileSync(prebuild, 'not a binary');
     const passedOver = [{ path: join(realpathSync(installed), 'prebuilds', `linux-${process.arch}`, 'softdpu.node'), kind: 'prebuild', problem: haveCross ? `built for ${OTHER_ARCH}, this is ${process.arch}` : 'not an ELF shared object' }];
     const cli = join(installed, 'dist', 'src', 'cli', 'main.js');
-    const before = await run(t, process.execPath, [cli, 'doctor', '--json'], app, env, 30_000);
+    const before = await runCommand(t, process.execPath, [cli, 'doctor', '--json'], app, env, 30_000);
     assert.equal(before.code, 1, before.stderr);
     const failed = JSON.parse(before.stdout) as DoctorReport;
     assert.equal(failed.addon.ok, false);
     assert.deepEqual(failed.addon.passedOver[0], passedOver[0]);
     assert.equal(failed.addon.buildCommand, `cd ${realpathSync(installed)} && node scripts/build-native.mjs`);
     // The command doctor names, as a user runs it: node-gyp against this Node's headers, nothing downloaded.
-    assertOk(await run(t, process.execPath, ['scripts/build-native.mjs'], installed, env, 120_000), 'node scripts/build-native.mjs');
-    const after = assertOk(await run(t, process.execPath, [cli, 'doctor', '--json'], app, env, 30_000), 'doctor after the build');
+    assertOk(await runCommand(t, process.execPath, ['scripts/build-native.mjs'], installed, env, 120_000), 'node scripts/build-native.mjs');
+    const after = assertOk(await runCommand(t, process.execPath, [cli, 'doctor', '--json'], app, env, 30_000), 'doctor after the build');
     const report = JSON.parse(after.stdout) as DoctorReport;
     assert.equal(report.ok, true);
     assert.equal(report.addon.kind, 'build');

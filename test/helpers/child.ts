@@ -146,3 +146,43 @@ export async function assertExit(child: Child, code: number, peers: Child[] = []
   assert.deepEqual(exit, { code, signal: null }, `pid ${child.pid} exited with ${exit.code ?? exit.signal}, expected ${code}\n${logs}`);
   return exit;
 }
+
+/** How a command ran: its exit and everything it printed. */
+export interface Ran {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a command to completion in its own process group; the group is killed after `timeoutMs` or when the test ends. */
+export function runCommand(t: TestContext, cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<Ran> {
+  const proc: ChildProcess = spawn(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const killGroup = () => {
+    try {
+      process.kill(-proc.pid!, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  };
+  t.after(killGroup);
+  let stdout = '';
+  let stderr = '';
+  proc.stdout!.setEncoding('utf8').on('data', (s: string) => (stdout += s));
+  proc.stderr!.setEncoding('utf8').on('data', (s: string) => (stderr += s));
+  const timer = setTimeout(() => {
+    stderr += `\n[killed after ${timeoutMs} ms]`;
+    killGroup();
+  }, timeoutMs);
+  return new Promise((resolve, reject) => {
+    proc.once('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    proc.once('close', (code, signal) => {
+      clearTimeout(timer);
+      killGroup(); // whatever it started and left running
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
