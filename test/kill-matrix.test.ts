@@ -89,7 +89,10 @@ function planFor(point: KillPoint, side: Side, kind: Kind): string | undefined {
 }
 
 /** Numbers from the lines of `child` matching `re` (group 1), in order. */
-const seqs = (child: Child, re: RegExp): number[] => child.lines.flatMap((l) => (re.test(l) ? [Number(re.exec(l)![1])] : []));
+const seqs = (child: Child, re: RegExp): number[] => child.lines.flatMap((l) => {
+  const m = re.exec(l);
+  return m ? [Number(m[1])] : [];
+});
 
 /** `list` is exactly 0, 1, 2, ... */
 function assertCounting(list: number[], what: string): void {
