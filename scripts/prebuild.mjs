@@ -7,9 +7,12 @@
 // downloading, and adds nothing needed here. The N-API and libuv symbols stay undefined in the shared
 // object; the node binary that loads it provides them.
 //
-// The machine's own architecture must build. The other one needs Debian's cross compiler
-// (gcc-aarch64-linux-gnu on x64, gcc-x86-64-linux-gnu on arm64); without it that target is skipped with
-// a notice and its users build from source (docs/install.md).
+// The package promises both platforms (README, docs/install.md), so both must build: the other
+// architecture needs Debian's cross compiler (gcc-aarch64-linux-gnu on x64, gcc-x86-64-linux-gnu on
+// arm64). Without it this fails before building anything, and says so, unless SOFTDPU_PREBUILDS names
+// the platforms to make (`SOFTDPU_PREBUILDS=x64 npm pack`: a tarball for linux-x64 only, whose arm64
+// users build from source). A compiler of another name is given as SOFTDPU_CC_X64 / SOFTDPU_CC_ARM64.
+// The last line says which prebuilds the tarball holds.
 //
 // `node scripts/prebuild.mjs --clean` (postpack) removes prebuilds/ again, so that a checkout never
 // loads a prebuild older than the local build it is working on.
@@ -44,8 +47,23 @@ function gypTarget() {
 }
 
 function compilerFor(target) {
+  const given = process.env[`SOFTDPU_CC_${target.arch.toUpperCase()}`];
+  if (given) return given;
   if (target.arch === process.arch) return process.env.CC || 'cc';
   return `${target.triple}-gcc`;
+}
+
+/** The platforms to build: SOFTDPU_PREBUILDS (`x64`, `arm64`, or both, comma-separated), else all. */
+function wanted() {
+  const list = process.env.SOFTDPU_PREBUILDS;
+  if (!list) return TARGETS;
+  const archs = list.split(',').map((a) => a.trim().replace(/^linux-/, ''));
+  const unknown = archs.filter((a) => !TARGETS.some((t) => t.arch === a));
+  if (unknown.length) {
+    log(`SOFTDPU_PREBUILDS=${list}: unknown platform ${unknown.join(', ')} (x64, arm64)`);
+    process.exit(1);
+  }
+  return TARGETS.filter((t) => archs.includes(t.arch));
 }
 
 function available(compiler) {
@@ -59,15 +77,10 @@ function checkElf(file, machine) {
   if (!ok) throw new Error(`${file} is not a 64-bit ELF shared object for machine ${machine}`);
 }
 
-/** Builds one target; false when it was skipped. */
+/** Builds one target, whose compiler is there. */
 function build(target, gyp, headers) {
   const compiler = compilerFor(target);
   const isNative = target.arch === process.arch;
-  if (!available(compiler)) {
-    if (isNative) throw new Error(`no C compiler (${compiler}) for this machine's own architecture`);
-    log(`skipped linux-${target.arch}: ${compiler} not found (install Debian's ${target.apt}); linux-${target.arch} users will build from source`);
-    return false;
-  }
   const out = join(prebuilds, `linux-${target.arch}`, 'softdpu.node');
   mkdirSync(dirname(out), { recursive: true });
   const args = [
@@ -86,14 +99,23 @@ function build(target, gyp, headers) {
   // RTLD_NOW resolves every symbol at once: one the node binary lacks fails here, not at a user's first call.
   if (isNative) process.dlopen({ exports: {} }, out, constants.dlopen.RTLD_NOW);
   log(`built ${relative(root, out)} (${Math.round(statSync(out).size / 1024)} KiB, ${compiler})`);
-  return true;
 }
 
 rmSync(prebuilds, { recursive: true, force: true });
 if (!process.argv.includes('--clean')) {
   if (process.platform !== 'linux') throw new Error(`prebuilds are made on Linux, not ${process.platform}`);
+  const targets = wanted();
+  // Every compiler first: a missing one fails the pack before anything is built.
+  const missing = targets.filter((t) => !available(compilerFor(t)));
+  for (const t of missing) log(`no compiler for linux-${t.arch}: ${compilerFor(t)} not found (Debian's ${t.apt}${t.arch === process.arch ? ', or a C compiler' : ''})`);
+  if (missing.length) {
+    const rest = targets.filter((t) => !missing.includes(t)).map((t) => t.arch);
+    log(`the package carries ${TARGETS.map((t) => `linux-${t.arch}`).join(' and ')}: install the compiler, or pack without ${missing.map((t) => `linux-${t.arch}`).join(', ')} (whose users then build from source) with SOFTDPU_PREBUILDS=${rest.join(',') || process.arch}`);
+    process.exit(1);
+  }
   const gyp = gypTarget();
   const headers = nodeDir();
-  const built = TARGETS.filter((target) => build(target, gyp, headers));
-  if (built.length === 0) throw new Error(`no prebuild was made (this machine is ${process.arch}, and no cross compiler was found)`);
+  for (const target of targets) build(target, gyp, headers);
+  const skipped = TARGETS.filter((t) => !targets.includes(t)).map((t) => `linux-${t.arch}`);
+  log(`the tarball holds prebuilds for ${targets.map((t) => `linux-${t.arch}`).join(', ')}${skipped.length ? `; not for ${skipped.join(', ')} (SOFTDPU_PREBUILDS=${process.env.SOFTDPU_PREBUILDS}): those users build from source` : ''}`);
 }

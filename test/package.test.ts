@@ -34,6 +34,7 @@ const ALLOWED = [
   /^dist\/src\/.+\.(js|d\.ts|js\.map)$/,
   /^prebuilds\/linux-(x64|arm64)\/softdpu\.node$/,
   /^docs\/[\w.-]+\.md$/,
+  /^docs\/images\/[\w.-]+\.(png|svg)$/,
   /^examples\/[\w.-]+\.m?js$/,
   /^src\/cli\/view\/static\/[\w.-]+\.(html|js|css)$/,
   // The one runtime dependency, bundled (`softdpu view` serves its chart library from the package).
@@ -164,13 +165,32 @@ test('the packed tarball installs offline without scripts into a fresh project a
   const clone = join(tmp, 'clone');
   cpSync(repo, clone, { recursive: true, filter: (src) => !NOT_IN_A_CLONE.has(relative(repo, src).split('/')[0]!) && !src.endsWith('.tgz') });
   symlinkSync(join(repo, 'node_modules'), join(clone, 'node_modules')); // what `npm ci` installed (compiler, types)
+  const haveCross = !spawnSync(CROSS_COMPILER[OTHER_ARCH]!, ['--version'], { stdio: 'ignore' }).error;
+
+  await t.test('a pack that cannot build every promised prebuild fails, unless told which to make', async (t) => {
+    const noCross = { ...env, [`SOFTDPU_CC_${OTHER_ARCH.toUpperCase()}`]: '/nonexistent/cc' };
+    const refused = await runCommand(t, process.execPath, ['scripts/prebuild.mjs'], clone, noCross, 60_000);
+    assert.equal(refused.code, 1, refused.stderr);
+    assert.match(refused.stderr, new RegExp(`pack without linux-${OTHER_ARCH} .* with SOFTDPU_PREBUILDS=${process.arch}`));
+    assert.throws(() => statSync(join(clone, 'prebuilds')), { code: 'ENOENT' }, 'nothing was built');
+  });
+
+  // Without the cross compiler the pack is told to make this platform's prebuild only, and says so.
   const out = join(tmp, 'out');
   mkdirSync(out);
-  const packed = assertOk(await runCommand(t, 'npm', ['pack', '--pack-destination', out], clone, env, 120_000), 'npm pack');
+  const packEnv = haveCross ? env : { ...env, SOFTDPU_PREBUILDS: process.arch };
+  const packed = assertOk(await runCommand(t, 'npm', ['pack', '--pack-destination', out], clone, packEnv, 120_000), 'npm pack');
   const [tarball] = readdirSync(out).filter((f) => f.endsWith('.tgz'));
   assert.ok(tarball, 'npm pack made a tarball');
   const tgz = join(out, tarball);
-  const haveCross = !spawnSync(CROSS_COMPILER[OTHER_ARCH]!, ['--version'], { stdio: 'ignore' }).error;
+  const holds = haveCross ? `linux-x64, linux-arm64` : `linux-${process.arch}; not for linux-${OTHER_ARCH}`;
+  assert.ok(packed.stderr.includes(`the tarball holds prebuilds for ${holds}`), `npm pack says which prebuilds it holds:\n${packed.stderr.slice(-2000)}`);
+
+  await t.test('in the checkout that was packed, `npx softdpu` runs the rebuilt command', async (t) => {
+    assert.equal(statSync(join(clone, 'dist', 'src', 'cli', 'main.js')).mode & 0o777, 0o755);
+    const devices = assertOk(await runCommand(t, 'npx', ['--offline', 'softdpu', 'devices', '--json'], clone, env, 30_000), 'npx softdpu devices (checkout)');
+    assert.equal((JSON.parse(devices.stdout) as { devices: unknown[] }).devices.length, 4);
+  });
 
   await t.test('the tarball holds the library, its types and maps, the prebuilds and the source fallback; no tests, CI or benchmarks', () => {
     const listing = spawnSync('tar', ['-tzf', tgz], { encoding: 'utf8' });
@@ -193,17 +213,37 @@ test('the packed tarball installs offline without scripts into a fresh project a
     for (const f of required) assert.ok(files.includes(f), `${f} is in the tarball`);
     const other = `prebuilds/linux-${OTHER_ARCH}/softdpu.node`;
     assert.equal(files.includes(other), haveCross, `${other} is there exactly when ${CROSS_COMPILER[OTHER_ARCH]} is`);
-    if (!haveCross) assert.match(packed.stderr, new RegExp(`skipped linux-${OTHER_ARCH}: ${CROSS_COMPILER[OTHER_ARCH]} not found`));
+    // Every picture the shipped documents show is shipped with them.
+    for (const doc of files.filter((f) => f.endsWith('.md'))) {
+      const text = readFileSync(join(clone, doc), 'utf8');
+      for (const [, link] of text.matchAll(/!\[[^\]]*\]\(([^)\s]+)\)/g)) {
+        if (/^[a-z]+:/.test(link!)) continue;
+        const target = join(dirname(doc), link!);
+        assert.ok(files.includes(target), `${doc} shows ${link}, and ${target} is in the tarball`);
+      }
+    }
+  });
+
+  await t.test('the command is executable in the tarball; the manifest says where the project lives', () => {
+    const listing = spawnSync('tar', ['-tvzf', tgz, 'package/dist/src/cli/main.js'], { encoding: 'utf8' });
+    assert.equal(listing.status, 0, listing.stderr);
+    assert.match(listing.stdout, /^-rwxr-xr-x /, 'dist/src/cli/main.js is stored 0755');
+    const pkg = JSON.parse(spawnSync('tar', ['-xzOf', tgz, 'package/package.json'], { encoding: 'utf8' }).stdout) as Record<string, unknown>;
+    assert.match((pkg.repository as { url: string }).url, /^git\+https:\/\//);
+    assert.equal(typeof pkg.homepage, 'string');
+    assert.equal(typeof (pkg.bugs as { url: string }).url, 'string');
   });
 
   // A fresh project that installs the tarball and nothing else, running no script and fetching nothing.
   const app = join(tmp, 'app');
   mkdirSync(app);
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', private: true, type: 'module' }));
-  assertOk(await runCommand(t, 'npm', ['install', '--ignore-scripts', '--no-audit', '--no-fund', '--offline', tgz], app, env, 60_000), 'npm install');
+  const install = assertOk(await runCommand(t, 'npm', ['install', '--ignore-scripts', '--no-audit', '--no-fund', '--offline', tgz], app, env, 60_000), 'npm install');
+  assert.doesNotMatch(install.stderr, /install-scripts|softdpu@.*(prepare|install)/, 'npm has nothing of softdpu\'s to approve');
   const installed = join(app, 'node_modules', 'softdpu');
   const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { scripts: Record<string, string>; gypfile: boolean };
-  assert.deepEqual(['preinstall', 'install', 'postinstall'].filter((s) => s in manifest.scripts), [], 'a user\'s npm has nothing to run or approve');
+  // npm 11 lists `prepare` for approval too when a package is installed from a tarball or git.
+  assert.deepEqual(['preinstall', 'install', 'postinstall', 'prepare'].filter((s) => s in manifest.scripts), [], 'a user\'s npm has nothing to run or approve');
   assert.equal(manifest.gypfile, false, 'npm must never turn a binding.gyp into an install script');
 
   await t.test('prebuilds are ELF shared objects for their architecture', () => {
