@@ -7,10 +7,10 @@
  * load, so it must not need it to start. The probes call the addon directly (a diagnostic of the addon,
  * not a user of it), and undo everything they make.
  */
-import { accessSync, constants, existsSync, lstatSync, readFileSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync } from 'node:fs';
 import { release } from 'node:os';
-import { dirname, join } from 'node:path';
-import { ensureFabricDir, resolveFabricDir } from '../fabric/dir.js';
+import { join } from 'node:path';
+import { checkFabricLocation, ensureFabricDir, resolveFabricDir } from '../fabric/dir.js';
 import { digest, segmentPath, socketPath } from '../fabric/names.js';
 import type { Segment } from '../fabric/segment.js';
 import { type AddonAttempt, type AddonKind, AddonLoadError, buildCommand, packageRoot } from '../native/locate.js';
@@ -108,14 +108,12 @@ function checkFabric(option: string | undefined): DoctorReport['fabric'] {
   const result = probe(() => {
     // Sockets live in it: a long directory leaves no room in sun_path for their names.
     socketPath(path, 'comch-srv', digest('doctor'));
+    // What joining checks first: a real filesystem, reachable, where this process can create entries.
+    checkFabricLocation(path);
     if (exists) {
       ensureFabricDir(path); // refuses it (not a directory, not ours, not private) with the reason
-      accessSync(path, constants.W_OK | constants.X_OK);
       return `${path}: exists, mode ${mode}, owned by this user`;
     }
-    let parent = dirname(path);
-    while (!existsSync(parent)) parent = dirname(parent);
-    accessSync(parent, constants.W_OK | constants.X_OK);
     return `${path}: absent; it will be created (mode 0700) on first use`;
   });
   return { ...result, path, exists, mode };

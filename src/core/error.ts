@@ -125,3 +125,32 @@ export function describeValue(value: unknown): string {
   const name = (value as object).constructor?.name;
   return name ? `a ${name}` : 'an object';
 }
+
+/** DOCA's closest code for a system call's errno (`err.code`), for what the operating system refused. */
+const ERRNO_CODES: Record<string, DocaErrorShortName> = {
+  EACCES: 'NOT_PERMITTED',
+  EPERM: 'NOT_PERMITTED',
+  EROFS: 'NOT_PERMITTED',
+  ENOSPC: 'FULL',
+  EDQUOT: 'FULL',
+  EMFILE: 'FULL',
+  ENFILE: 'FULL',
+  EEXIST: 'ALREADY_EXIST',
+  EADDRINUSE: 'ALREADY_EXIST',
+  ENOENT: 'NOT_FOUND',
+  ENOTDIR: 'NOT_FOUND',
+  ENAMETOOLONG: 'INVALID_VALUE',
+  ENOMEM: 'NO_MEMORY',
+  EAGAIN: 'AGAIN',
+};
+
+/**
+ * @internal A DocaError for a failed system call: DOCA's closest code for its errno (OPERATING_SYSTEM
+ * when there is none), and a message that names `what` was attempted and the errno ("EROFS: read-only
+ * file system"; the syscall and path Node appends are left to `what`).
+ */
+export function osError(err: unknown, call: string, what: string): DocaError {
+  const errno = (err as NodeJS.ErrnoException | undefined)?.code;
+  const text = err instanceof Error ? err.message.replace(/, \w+ '.*'$/s, '') : String(err);
+  return new DocaError((errno && ERRNO_CODES[errno]) || 'OPERATING_SYSTEM', call, `${what}: ${text}`, { cause: err });
+}

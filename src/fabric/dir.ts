@@ -2,9 +2,9 @@
  * The fabric directory: the runtime state of one emulated machine (sockets and records of the
  * processes that joined it). Private to its user: mode 0700, owned by us, never a symlink.
  */
-import { lstatSync, mkdirSync, readdirSync, unlinkSync } from 'node:fs';
-import { join } from 'node:path';
-import { DocaError } from '../core/error.js';
+import { accessSync, constants, lstatSync, mkdirSync, readdirSync, realpathSync, statfsSync, statSync, unlinkSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { DocaError, osError } from '../core/error.js';
 import { sdkLogSource } from '../core/log.js';
 import { isAlive } from './liveness.js';
 import { entryOwner } from './names.js';
@@ -22,12 +22,72 @@ export function resolveFabricDir(option?: string): string {
   return option ?? process.env.SOFTDPU_FABRIC ?? defaultFabricDir();
 }
 
+/**
+ * Filesystems that cannot hold a fabric (its files, sockets and locks), by `statfs` magic: the kernel's
+ * pseudo filesystems. Creating a directory under procfs even hangs `mkdirSync(..., { recursive: true })`
+ * in Node 20, so the location is checked before anything is created.
+ */
+const PSEUDO_FILESYSTEMS: Record<number, string> = {
+  0x9fa0: 'procfs',
+  0x62656572: 'sysfs',
+  0x1cd1: 'devpts',
+  0x27e0eb: 'cgroup',
+  0x63677270: 'cgroup2',
+  0x64626720: 'debugfs',
+  0x74726163: 'tracefs',
+  0x73636673: 'securityfs',
+  0xcafe4a11: 'bpf',
+  0x62656570: 'configfs',
+  0x6165676c: 'pstore',
+  0xde5e81e4: 'efivarfs',
+  0x65735543: 'fusectl',
+  0x42494e4d: 'binfmt_misc',
+  0x6e736673: 'nsfs',
+  0xf97cff8c: 'selinuxfs',
+  0x19800202: 'mqueue',
+};
+
+/**
+ * Refuses a fabric location that cannot work, before anything is created: a path through a symlink
+ * that leads nowhere, a part of it that is not a directory, a pseudo filesystem (procfs, sysfs...), or a
+ * directory this process cannot create entries in (read-only filesystem, no permission). `path` may not
+ * exist yet; then its nearest existing ancestor is what is checked.
+ */
+export function checkFabricLocation(path: string, call = 'fabric'): void {
+  const target = resolve(path);
+  let existing = target;
+  for (;;) {
+    const st = lstatSync(existing, { throwIfNoEntry: false });
+    if (st?.isSymbolicLink()) {
+      if (!statSync(existing, { throwIfNoEntry: false })) {
+        throw new DocaError('NOT_FOUND', call, `fabric directory ${path}: ${existing} is a symbolic link to something that does not exist`);
+      }
+      break;
+    }
+    if (st) break;
+    const up = dirname(existing);
+    if (up === existing) break;
+    existing = up;
+  }
+  if (!statSync(existing).isDirectory()) {
+    throw new DocaError('NOT_PERMITTED', call, `fabric directory ${path}: ${existing === target ? 'it' : existing} is not a directory`);
+  }
+  const fs = PSEUDO_FILESYSTEMS[Number(statfsSync(existing).type)];
+  if (fs) throw new DocaError('NOT_SUPPORTED', call, `fabric directory ${path} is on ${fs}, which cannot hold a fabric's files and sockets; choose a directory under /tmp or $XDG_RUNTIME_DIR`);
+  try {
+    accessSync(existing, constants.W_OK | constants.X_OK);
+  } catch (err) {
+    throw osError(err, call, `fabric directory ${path}: cannot create entries in ${realpathSync(existing)}`);
+  }
+}
+
 /** Creates the directory if needed and refuses one that others could read or plant files in. */
 export function ensureFabricDir(path: string): void {
+  checkFabricLocation(path);
   try {
     mkdirSync(path, { recursive: true, mode: 0o700 });
   } catch (err) {
-    throw new DocaError('OPERATING_SYSTEM', 'fabric', `cannot create fabric directory ${path}: ${(err as Error).message}`);
+    throw osError(err, 'fabric', `cannot create fabric directory ${path}`);
   }
   const st = lstatSync(path);
   if (!st.isDirectory()) throw new DocaError('NOT_PERMITTED', 'fabric', `fabric directory ${path} is not a directory`);

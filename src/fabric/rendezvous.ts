@@ -7,10 +7,10 @@
  * The abstract socket is only a lock: nothing is read from it, so another user who squats the name can
  * deny it, but never reach a service (the fabric directory is 0700).
  */
-import { readdirSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, unlinkSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
-import { join } from 'node:path';
-import { DocaError } from '../core/error.js';
+import { dirname, join } from 'node:path';
+import { DocaError, osError } from '../core/error.js';
 import type { Fabric } from './fabric.js';
 import { isAlive } from './liveness.js';
 import { entryOwner } from './names.js';
@@ -22,9 +22,28 @@ function listenNow(path: string, call: string, onConnection?: (socket: Socket) =
   server.listen({ path, exclusive: true });
   if (!server.listening) {
     server.close();
-    throw new DocaError('ALREADY_EXIST', call, `${path.startsWith('\0') ? 'the name' : path} is taken`);
+    throw listenFailure(path, call);
   }
   return server;
+}
+
+/**
+ * Why a listen failed. Node reports the errno only in a later 'error' event, so the cause is found
+ * again synchronously: an abstract name (a lock) fails only when it is taken; a socket file, when the
+ * path exists (taken), or when its directory refuses a new entry, whose errno (EROFS, EACCES, ENOSPC...)
+ * a probe file there reproduces.
+ */
+function listenFailure(path: string, call: string): DocaError {
+  if (path.startsWith('\0')) return new DocaError('ALREADY_EXIST', call, 'the name is taken');
+  if (existsSync(path)) return new DocaError('ALREADY_EXIST', call, `${path} is taken`);
+  const probe = join(dirname(path), `.listen-probe.${process.pid}.${Math.random().toString(36).slice(2)}`);
+  try {
+    closeSync(openSync(probe, 'wx', 0o600));
+    unlinkSync(probe);
+  } catch (err) {
+    return osError(err, call, `cannot listen on ${path}`);
+  }
+  return new DocaError('OPERATING_SYSTEM', call, `cannot listen on ${path} (its directory takes new files; the socket itself was refused)`);
 }
 
 /** Claims `key` for this process (released by `close()` on the returned lock, or by process death). */
