@@ -4,8 +4,14 @@
  * MessagePort ping-pong and a SharedArrayBuffer spin ping-pong between threads (the in-process limit),
  * all with the same number of round trips; one-way MsgQ message rate; kernel launch-to-completion latency.
  * Everything runs in one process (bench/dpa-peer.ts), as a DPA does; CPU is the process's, every thread.
+ * Last, how long a process takes to exit with a started DPA it never destroyed, next to one that
+ * destroyed it first (bench/dpa-exit-peer.ts, a process per exit).
  */
-import { count, medians, printScenarios, repeat, runNode, scenario, withTempDir } from './lib.js';
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DEFAULT_TOPOLOGY_JSON } from '../src/fabric/topology.js';
+import { count, medians, percentiles, printScenarios, repeat, root, runNode, scenario, withTempDir } from './lib.js';
 import type { ThreadRtt } from './threads-peer.js';
 
 interface Out {
@@ -46,7 +52,46 @@ export async function dpaBench(): Promise<Record<string, unknown>> {
     });
     await scenario('msgq_rate', async () => ({ title: 'one-way CPU -> DPA MsgQ messages, 32 B immediate', metric: 'msgs_per_s', count: rateN, unit: 'msgs', size_bytes: 32, softdpu: { msgs_per_s: (await measured()).rate_msgs_per_s } }));
     await scenario('launch', async () => ({ title: 'kernel launch to completion', metric: 'p50_us', count: launchN, unit: 'launches', softdpu: (await measured()).launch }));
+    const exits = count(20, 6);
+    await scenario('exit', async () => {
+      const topology = join(dir, 'exit-topology.json');
+      writeFileSync(topology, JSON.stringify({ ...DEFAULT_TOPOLOGY_JSON, caps: { dpa: { numEus: EXIT_EUS } } }));
+      const timed = async (how: 'keep' | 'destroy') => {
+        const samples: number[] = [];
+        for (let i = 0; i < exits; i++) samples.push(await exitUs(how, { SOFTDPU_FABRIC: dir, SOFTDPU_TOPOLOGY: topology }));
+        const { p50, p99 } = percentiles(samples);
+        return { p50_us: p50, p99_us: p99 };
+      };
+      const kept = await timed('keep');
+      const destroyed = await timed('destroy');
+      return {
+        title: `process exit with a started ${EXIT_EUS}-EU DPA it never destroyed`,
+        metric: 'p50_us',
+        count: exits,
+        unit: 'exits',
+        softdpu: kept,
+        baselines: { destroyed: { label: 'destroy() first', ...destroyed } },
+        targets: [{ metric: 'p50_us', op: '<=', limit: 1.5, of: 'destroyed' }],
+      };
+    });
     printScenarios('dpa: one process, the DPA on its worker threads; latency cells: p50 / p99; CPU: the process, per trip; ratio = softdpu / reference');
     return {};
+  });
+}
+
+const EXIT_EUS = 8;
+
+/** One dpa-exit-peer process: the time from its last line to its exit, in microseconds. */
+function exitUs(how: 'keep' | 'destroy', env: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(root, 'dist', 'bench', 'dpa-exit-peer.js'), String(EXIT_EUS), how], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      const exitedAt = performance.timeOrigin + performance.now();
+      if (code !== 0) return reject(new Error(`dpa-exit-peer ${how} exited with ${code}`));
+      resolve((exitedAt - (JSON.parse(out) as { end: number }).end) * 1000);
+    });
   });
 }
