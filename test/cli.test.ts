@@ -1,9 +1,14 @@
-/** The softdpu command: help, devices, usage errors. */
+/** The softdpu command: help, --version, devices, its one convention for usage errors (exit 2) and failures (exit 1). */
 import assert from 'node:assert/strict';
-import { readdirSync } from 'node:fs';
+import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { test } from 'node:test';
-import { runCli } from './helpers/child.js';
+import { fileURLToPath } from 'node:url';
+import { runCli, runCommand } from './helpers/child.js';
 import { tempFabricDir } from './helpers/fabric.js';
+
+/** dist/ (this file is dist/test/cli.test.js). */
+const dist = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 test('softdpu --help prints the commands and exits 0', { timeout: 10_000 }, async (t) => {
   const { exit, stdout } = await runCli(t, ['--help']);
@@ -28,13 +33,97 @@ test('softdpu devices lists each device with side, names, representors and capab
   assert.equal(json.devices[1].caps.syncEvent.exportToGpu, false);
 });
 
-test('unknown commands and options are usage errors (exit 2)', { timeout: 10_000 }, async (t) => {
+/** Exactly one line on stderr (the convention for every error), and nothing on stdout. */
+function assertOneLine(r: { stdout: string; stderr: string }, what: string): string {
+  assert.equal(r.stdout, '', `${what}: nothing on stdout`);
+  assert.match(r.stderr, /^[^\n]+\n$/, `${what}: one line on stderr, got ${JSON.stringify(r.stderr)}`);
+  assert.doesNotMatch(r.stderr, /^softdpu[^:]*: softdpu/, `${what}: no doubled prefix`);
+  return r.stderr;
+}
+
+test('a usage error is one line on stderr naming what is wrong and where the help is; exit 2; nothing touched', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
-  for (const args of [['frobnicate'], ['devices', '--bogus'], ['fabric', 'wipe', '--fabric', dir]]) {
-    const { exit, stderr } = await runCli(t, args);
-    assert.equal(exit.code, 2, args.join(' '));
-    assert.match(stderr, /^softdpu: /);
+  const f = ['--fabric', dir];
+  const cases: [string[], RegExp][] = [
+    [['frobnicate'], /^softdpu: unknown command "frobnicate"; see 'softdpu --help'$/],
+    [['--jsno'], /^softdpu: unknown option --jsno; see 'softdpu --help'$/],
+    [[...f, 'devices'], /^softdpu: --fabric goes after the command/],
+    [['--version', 'x'], /^softdpu: unexpected argument "x" after --version/],
+    [['devices', '--jsno', ...f], /^softdpu devices: unknown option --jsno; see 'softdpu devices --help'$/],
+    [['devices', 'extra', ...f], /^softdpu devices: unexpected argument "extra"; see 'softdpu devices --help'$/],
+    [['devices', '--json=1', ...f], /^softdpu devices: --json takes no value \(got "1"\)/],
+    [['fabric', ...f], /^softdpu fabric: missing subcommand \(clean, path\); see 'softdpu fabric --help'$/],
+    [['fabric', 'wipe', ...f], /^softdpu fabric: unknown subcommand "wipe" \(clean, path\)/],
+    [['fabric', 'clean', 'x', ...f], /^softdpu fabric clean: unexpected argument "x"/],
+    [['fault', ...f], /^softdpu fault: missing subcommand \(add, list, clear\); see 'softdpu fault --help'$/],
+    [['fault', 'wipe', ...f], /^softdpu fault: unknown subcommand "wipe" \(add, list, clear\)/],
+    [['fault', 'add', ...f], /^softdpu fault add: missing the fault/],
+    [['fault', 'add', '--seed', 'x', '{"kind":"again"}', ...f], /^softdpu fault add: --seed "x" is not an integer/],
+    [['fault', 'list', '--seed', '3', ...f], /^softdpu fault list: --seed belongs to fault add/],
+    [['fault', 'list', 'extra', ...f], /^softdpu fault list: unexpected argument "extra"/],
+    [['top', '--interval', '-5', ...f], /^softdpu top: --interval needs a value \(got "-5"\? write --interval=-5\); see 'softdpu top --help'$/],
+    [['top', '--interval=-5', ...f], /^softdpu top: --interval "-5" is not a number of milliseconds \(50 or more\)/],
+    [['top', '--interval', ...f], /^softdpu top: --interval needs a value \(got "--fabric"\? write --interval=--fabric\)/],
+    [['view', '--port', 'x', ...f], /^softdpu view: --port "x" is not a port number/],
+    [['doctor', '--bogus', ...f], /^softdpu doctor: unknown option --bogus; see 'softdpu doctor --help'$/],
+    [['demo', 'extra'], /^softdpu demo: unexpected argument "extra"/],
+    [['sample'], /^softdpu sample: missing the sample's name; see 'softdpu sample --list'$/],
+    [['sample', 'nope'], /^softdpu sample: unknown sample "nope"; see 'softdpu sample --list'$/],
+    [['sample', '--bogus'], /^softdpu sample: expected a sample's name, not the option --bogus/],
+    [['bench', '--filter', '(', ...f], /^softdpu bench: (--filter "\(" is not a regular expression|the benchmarks ship with the source repository)/],
+    [['help', 'nope'], /^softdpu: no help on "nope"/],
+  ];
+  for (const [args, line] of cases) {
+    const r = await runCli(t, args);
+    assert.equal(r.exit.code, 2, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(assertOneLine(r, args.join(' ')).trimEnd(), line, args.join(' '));
   }
+  assert.deepEqual(readdirSync(dir), [], 'a usage error changes nothing on the fabric');
+});
+
+test('a runtime failure is one line on stderr, without a doubled prefix; exit 1', { timeout: 30_000 }, async (t) => {
+  const dir = tempFabricDir(t);
+  const f = ['--fabric', dir];
+  const cases: [string[], RegExp][] = [
+    [['fault', 'add', '{"kind":"nope"}', ...f], /^softdpu fault: Faults\.add: faults\[0\]\.kind is "nope", not one of .*DOCA_ERROR_INVALID_VALUE/],
+    [['fault', 'add', join(dir, 'absent.json'), ...f], /^softdpu fault add: ".*absent\.json" is neither JSON nor a readable file: ENOENT/],
+    [['fault', 'clear', 'f9', ...f], /^softdpu fault: Faults\.clear: no fault "f9" .*DOCA_ERROR_NOT_FOUND/],
+    [['devices', '--topology', join(dir, 'absent.json'), ...f], /^softdpu devices: .*absent\.json.*DOCA_ERROR_BAD_CONFIG/],
+  ];
+  for (const [args, line] of cases) {
+    const r = await runCli(t, args);
+    assert.equal(r.exit.code, 1, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(assertOneLine(r, args.join(' ')).trimEnd(), line, args.join(' '));
+  }
+});
+
+test('help asked for goes to stdout (exit 0), a command\'s help shows its part; softdpu alone prints the usage to stderr (exit 2)', { timeout: 20_000 }, async (t) => {
+  for (const args of [['top', '--help'], ['top', '--jsno', '-h'], ['help', 'top']]) {
+    const r = await runCli(t, args);
+    assert.deepEqual([r.exit.code, r.stderr], [0, ''], args.join(' '));
+    assert.match(r.stdout, /^usage: softdpu top /, args.join(' '));
+    assert.match(r.stdout, /top \[--once\] \[--json\] \[--interval MS\]/);
+    assert.match(r.stdout, /--fabric DIR/, 'the options every command takes');
+    assert.doesNotMatch(r.stdout, /devices \[--json\]/, 'only top\'s part');
+  }
+  const bare = await runCli(t, []);
+  assert.deepEqual([bare.exit.code, bare.stdout], [2, '']);
+  assert.match(bare.stderr, /^usage: softdpu <command> \[options\]/);
+  assert.match(bare.stderr, /devices \[--json\][\s\S]*demo/);
+});
+
+test('softdpu --version and -v print the version in package.json, read where the package is, and the DOCA API it models', { timeout: 20_000 }, async (t) => {
+  const { version } = JSON.parse(readFileSync(join(dist, '..', 'package.json'), 'utf8')) as { version: string };
+  for (const flag of ['--version', '-v']) {
+    const r = await runCli(t, [flag]);
+    assert.deepEqual([r.exit.code, r.stdout, r.stderr], [0, `softdpu ${version} (DOCA 3.0 API)`, ''], flag);
+  }
+  // As installed: the same dist/src under another package.json, whose version it reads.
+  const installed = tempFabricDir(t, 'sdpu-cli-version-');
+  cpSync(join(dist, 'src'), join(installed, 'dist', 'src'), { recursive: true });
+  writeFileSync(join(installed, 'package.json'), JSON.stringify({ name: 'softdpu', version: '9.8.7', type: 'module' }));
+  const elsewhere = await runCommand(t, process.execPath, [join(installed, 'dist', 'src', 'cli', 'main.js'), '--version'], installed, process.env, 15_000);
+  assert.deepEqual([elsewhere.code, elsewhere.stdout], [0, 'softdpu 9.8.7 (DOCA 3.0 API)\n'], elsewhere.stderr);
 });
 
 test('softdpu demo (npm start) runs every sample pair across processes on a private fabric it removes', { timeout: 120_000 }, async (t) => {

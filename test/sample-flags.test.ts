@@ -1,13 +1,14 @@
 /**
  * `softdpu sample NAME -j FILE`: flags from a JSON file, as NVIDIA's samples read them. The keys are the
  * long flag names, at the top level or in DOCA's `doca_*_flags` sections (a multi-letter single-dash
- * name such as `pf_dev` too); the command line wins over the file; bad files are refused by name.
+ * name such as `pf_dev` too); the command line wins over the file; bad files are refused by name (exit
+ * 1), a bad command line is a usage error (exit 2). Also `sample --list`, and the fault plan's warning.
  */
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { assertExit, sample } from './helpers/child.js';
+import { assertExit, runCli, sample } from './helpers/child.js';
 import { tempFabricDir } from './helpers/fabric.js';
 
 test('-j FILE: long names at the top level; the command line wins over the file', { timeout: 20_000 }, async (t) => {
@@ -50,4 +51,60 @@ test('-j FILE: DOCA sections and single-dash names as keys; unknown keys and wro
     await assertExit(child, 1);
     assert.match(child.stderr.join(''), message, name);
   }
+});
+
+test('a sample\'s bad command line is one line on stderr naming the flag, exit 2; a bad flags file is a failure, exit 1', { timeout: 30_000 }, async (t) => {
+  const dir = tempFabricDir(t);
+  const usage: [string[], RegExp][] = [
+    [['comch_ctrl_path_server', '--no-such-flag'], /^softdpu sample comch_ctrl_path_server: unknown option --no-such-flag; see 'softdpu sample comch_ctrl_path_server --help'$/],
+    [['comch_ctrl_path_client', '-t'], /^softdpu sample comch_ctrl_path_client: -t needs a value \(got "--fabric"\? write --text=--fabric\)/],
+    [['comch_ctrl_path_client', 'extra'], /^softdpu sample comch_ctrl_path_client: unexpected argument "extra"/],
+    [['comch_ctrl_path_client', '--timeout', '0'], /^softdpu sample comch_ctrl_path_client: --timeout "0" is not a positive number of seconds/],
+    [['comch_ctrl_path_client', '-l', 'loud'], /^softdpu sample comch_ctrl_path_client: --log-level "loud" is not a log level/],
+    [['comch_msgq_dpa_pingpong', '-n', 'x'], /^softdpu sample comch_msgq_dpa_pingpong: --count "x" is not a positive integer/],
+    [['sync_event_local_pci', '--async_num_tasks=-1'], /^softdpu sample sync_event_local_pci: --async_num_tasks "-1" is not a positive integer/],
+    [['sync_event_local_pci', '--atomic=yes'], /^softdpu sample sync_event_local_pci: --atomic takes no value/],
+  ];
+  for (const [args, line] of usage) {
+    const child = sample(t, dir, args);
+    await assertExit(child, 2);
+    assert.deepEqual(child.lines, [], args.join(' '));
+    assert.match(child.stderr.join(''), /^[^\n]+\n$/, `${args.join(' ')}: one line`);
+    assert.match(child.stderr.join('').trimEnd(), line);
+  }
+  const flags = join(dir, 'flags.json');
+  writeFileSync(flags, JSON.stringify({ count: 0 }));
+  const fromFile = sample(t, dir, ['comch_msgq_dpa_pingpong', '-j', flags]);
+  await assertExit(fromFile, 1);
+  assert.match(fromFile.stderr.join(''), /^softdpu sample comch_msgq_dpa_pingpong: \S+flags\.json: count is 0, not a positive integer \(DOCA_ERROR_INVALID_VALUE: Invalid input\)\n$/);
+});
+
+test('softdpu sample --list shows each sample with its flags, and the common flags once', { timeout: 20_000 }, async (t) => {
+  const list = await runCli(t, ['sample', '--list']);
+  assert.deepEqual([list.exit.code, list.stderr], [0, '']);
+  const { stdout } = list;
+  assert.match(stdout, /^comch_msgq_dpa_pingpong: [^\n]+\n {4}-pf_dev, --pf-device VALUE +PF device[^\n]*\n {4}-n, --count VALUE +messages to exchange \(default: 100\)\n {8}--poll +/m);
+  assert.match(stdout, /^comch_ctrl_path_server: [^\n]+\n {4}-p, --pci-addr VALUE +DOCA Comch device PCI address \(default: 03:00\.0\)/m);
+  assert.match(stdout, /flags of every sample:\n {4}-h, --help/);
+  assert.equal(stdout.match(/--timeout VALUE/g)?.length, 1, 'the common flags are listed once');
+});
+
+test('a sample warns, in one line, when a fault plan is in force on its fabric, naming the faults and how to clear them', { timeout: 30_000 }, async (t) => {
+  const dir = tempFabricDir(t);
+  const warning = /\[WARN\]\[COMCH_CTRL_PATH_CLIENT\] the fault plan of (\S+) is in force: f1 \(again\), f2 \(delay-event\); softdpu fault clear --fabric (\S+) removes it\n/g;
+  const run = async () => {
+    const client = sample(t, dir, ['comch_ctrl_path_client', '--timeout', '0.5']);
+    await assertExit(client, 1); // no server: it times out, after the start where the warning belongs
+    return client.stderr.join('');
+  };
+  assert.doesNotMatch(await run(), /\[WARN\].*fault plan/, 'no warning without a plan');
+  // Faults that never apply (pid 1 is not a sample), so that the run goes as it would without them.
+  const added = await runCli(t, ['fault', 'add', '{"kind":"again","match":{"pid":1}}', '{"kind":"delay-event","match":{"pid":1},"delayMs":1}', '--fabric', dir]);
+  assert.equal(added.exit.code, 0, added.stderr);
+  const warned = [...(await run()).matchAll(warning)];
+  assert.equal(warned.length, 1, 'one warning line');
+  assert.equal(warned[0]![1], warned[0]![2]);
+  assert.equal(warned[0]![1], realpathSync(dir));
+  assert.equal((await runCli(t, ['fault', 'clear', '--fabric', dir])).exit.code, 0);
+  assert.doesNotMatch(await run(), /\[WARN\].*fault plan/, 'no warning once the plan is cleared');
 });

@@ -122,6 +122,6 @@ test('top and view refuse bad options (exit 2)', { timeout: 10_000 }, async (t) 
   for (const args of [['top', '--interval', '5'], ['top', 'extra'], ['view', '--port', '70000'], ['view', '--port', 'x']]) {
     const { exit, stderr } = await runCli(t, args);
     assert.equal(exit.code, 2, args.join(' '));
-    assert.match(stderr, /^softdpu: /);
+    assert.match(stderr, /^softdpu (top|view): [^\n]*\n$/);
   }
 });

@@ -112,5 +112,5 @@ test('softdpu view listens on 7707 by default, and on another port when 7707 is 
   assert.equal((await http(`http://127.0.0.1:${port}/api/state`)).status, 200);
   const explicit = await runCli(t, ['view', '--fabric', dir, '--port', '7707']);
   assert.equal(explicit.exit.code, 1, 'an explicit --port that is taken is an error');
-  assert.match(explicit.stderr, /^softdpu: softdpu view: cannot listen on 127\.0\.0\.1:7707: .*EADDRINUSE/);
+  assert.match(explicit.stderr, /^softdpu view: cannot listen on 127\.0\.0\.1:7707: .*EADDRINUSE/);
 });

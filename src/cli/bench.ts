@@ -4,6 +4,7 @@
  * The npm package ships no benchmarks: there it says where they are, exit code 2.
  */
 import { existsSync, writeFileSync } from 'node:fs';
+import { UsageError } from './usage.js';
 
 export interface BenchOptions {
   names: string[];
@@ -78,19 +79,14 @@ export async function bench(o: BenchOptions): Promise<number> {
   try {
     filter = o.filter === undefined ? undefined : new RegExp(o.filter);
   } catch (err) {
-    process.stderr.write(`softdpu bench: --filter ${o.filter} is not a regular expression: ${(err as Error).message}\n`);
-    return 2;
+    throw new UsageError('bench', `--filter ${JSON.stringify(o.filter)} is not a regular expression: ${(err as Error).message}`);
   }
-  if (o.plot !== undefined && !/\.(svg|html?)$/i.test(o.plot)) {
-    process.stderr.write(`softdpu bench: --plot ${o.plot}: the file name must end in .svg or .html\n`);
-    return 2;
-  }
+  if (o.plot !== undefined && !/\.(svg|html?)$/i.test(o.plot)) throw new UsageError('bench', `--plot ${JSON.stringify(o.plot)}: the file name must end in .svg or .html`);
   const runner = (await import(RUNNER.href)) as Runner;
   try {
     runner.checkNames(o.names);
   } catch (err) {
-    process.stderr.write(`softdpu bench: ${(err as Error).message}\n`);
-    return 2;
+    throw new UsageError('bench', (err as Error).message);
   }
   const progress = progressLine();
   let result: Result;

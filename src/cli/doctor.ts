@@ -7,14 +7,14 @@
  * load, so it must not need it to start. The probes call the addon directly (a diagnostic of the addon,
  * not a user of it), and undo everything they make.
  */
-import { existsSync, lstatSync, readFileSync } from 'node:fs';
+import { existsSync, lstatSync } from 'node:fs';
 import { release } from 'node:os';
-import { join } from 'node:path';
 import { checkFabricLocation, ensureFabricDir, resolveFabricDir } from '../fabric/dir.js';
 import { digest, segmentPath, socketPath } from '../fabric/names.js';
 import type { Segment } from '../fabric/segment.js';
-import { type AddonAttempt, type AddonKind, AddonLoadError, buildCommand, packageRoot } from '../native/locate.js';
+import { type AddonAttempt, type AddonKind, AddonLoadError, buildCommand } from '../native/locate.js';
 import { RingResult } from '../native/native.js';
+import { packageVersion } from './version.js';
 
 export interface Check {
   ok: boolean;
@@ -117,14 +117,6 @@ function checkFabric(option: string | undefined): DoctorReport['fabric'] {
     return `${path}: absent; it will be created (mode 0700) on first use`;
   });
   return { ...result, path, exists, mode };
-}
-
-function packageVersion(): string {
-  try {
-    return (JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as { version: string }).version;
-  } catch {
-    return 'unknown';
-  }
 }
 
 export async function doctor(fabricOption: string | undefined): Promise<DoctorReport> {

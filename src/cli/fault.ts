@@ -4,35 +4,47 @@ import { DocaError } from '../core/error.js';
 import type { Fabric } from '../fabric/fabric.js';
 import { type FaultListing, Faults } from '../fabric/fault-api.js';
 import type { FaultPlan, FaultSpec } from '../fabric/fault-plan.js';
+import { noArguments, subcommand, UsageError } from './usage.js';
 
 export interface FaultOptions {
   json?: boolean;
   seed?: string;
 }
 
-/** Runs one subcommand and returns what it prints. */
-export function faultCommand(fabric: Fabric, [sub, ...args]: string[], options: FaultOptions): string {
-  const target = { fabric: fabric.dir };
+/**
+ * Runs one subcommand and returns what it prints. The command line is checked (UsageError) before the
+ * fabric is joined; what the plan refuses is the `Faults` API's DocaError.
+ */
+export function faultCommand(fabric: () => Fabric, positionals: string[], options: FaultOptions): string {
+  const [sub, args] = subcommand('fault', positionals, ['add', 'list', 'clear']);
+  if (sub !== 'add' && options.seed !== undefined) throw new UsageError(`fault ${sub}`, '--seed belongs to fault add');
   switch (sub) {
     case 'add': {
-      if (args.length === 0) throw new DocaError('INVALID_VALUE', 'softdpu fault add', 'give a fault as JSON (or a plan, an array, or a file holding one)');
+      if (args.length === 0) throw new UsageError('fault add', 'missing the fault: JSON (a fault, an array, a plan) or a file holding it');
+      const seed = options.seed === undefined ? undefined : seedOf(options.seed);
       const faults = args.flatMap((arg) => toArray(parse(arg)));
-      const seed = options.seed === undefined ? undefined : /^\d+$/.test(options.seed) ? Number(options.seed) : options.seed;
-      const ids = Faults.add(seed === undefined ? faults : ({ seed, faults } as FaultPlan), target);
-      return options.json ? JSON.stringify({ added: ids }) : `added ${ids.join(', ')} to the fault plan of ${fabric.dir}`;
+      const dir = fabric().dir;
+      const ids = Faults.add(seed === undefined ? faults : ({ seed, faults } as FaultPlan), { fabric: dir });
+      return options.json ? JSON.stringify({ added: ids }) : `added ${ids.join(', ')} to the fault plan of ${dir}`;
     }
     case 'clear': {
-      const ids = Faults.clear(args.length > 0 ? { ...target, ids: args } : target);
-      return options.json ? JSON.stringify({ removed: ids }) : `removed ${ids.length === 0 ? 'nothing' : ids.join(', ')} from the fault plan of ${fabric.dir}`;
+      const dir = fabric().dir;
+      const ids = Faults.clear(args.length > 0 ? { fabric: dir, ids: args } : { fabric: dir });
+      return options.json ? JSON.stringify({ removed: ids }) : `removed ${ids.length === 0 ? 'nothing' : ids.join(', ')} from the fault plan of ${dir}`;
     }
-    case 'list': {
-      if (args.length > 0) throw new DocaError('INVALID_VALUE', 'softdpu fault list', `unexpected argument ${args[0]}`);
-      const listing = Faults.list(target);
+    default: {
+      noArguments('fault list', args);
+      const listing = Faults.list({ fabric: fabric().dir });
       return options.json ? JSON.stringify(listing, null, 2) : formatListing(listing);
     }
-    default:
-      throw new DocaError('INVALID_VALUE', 'softdpu fault', `unknown subcommand ${JSON.stringify(sub ?? '')} (add, list, clear)`);
   }
+}
+
+/** `--seed N`: the plan's seed, an integer in [0, 2^32) as the plan format has it. */
+function seedOf(text: string): number {
+  const seed = Number(text);
+  if (!/^\d+$/.test(text) || seed >= 2 ** 32) throw new UsageError('fault add', `--seed ${JSON.stringify(text)} is not an integer from 0 to 4294967295`);
+  return seed;
 }
 
 /** The text of `softdpu fault list` (and of the faults line of `softdpu devices`). */

@@ -5,7 +5,6 @@
  * objects (DOCA's layout) or the long flag names at the top level; flags on the command line win.
  */
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { DocaError } from '../../core/error.js';
 import {
   type LogSource,
@@ -16,6 +15,9 @@ import {
   parseLogLevel,
 } from '../../core/log.js';
 import { useFabric } from '../../fabric/fabric.js';
+import { Faults } from '../../fabric/fault-api.js';
+import { parseFlags, UsageError } from '../usage.js';
+import { versionLine } from '../version.js';
 
 export interface FlagSpec {
   short?: string;
@@ -24,7 +26,17 @@ export interface FlagSpec {
   type: 'string' | 'boolean';
   description: string;
   default?: string | boolean;
+  /** What a string flag's value must be, checked before the sample runs (on the command line, a usage error). */
+  value?: FlagValue;
 }
+
+/** A test of a flag's value, and what it says a good value is ("a positive integer"). */
+export interface FlagValue {
+  test(value: string): boolean;
+  is: string;
+}
+
+export const POSITIVE_INTEGER: FlagValue = { test: (v) => /^\d+$/.test(v) && Number(v) >= 1, is: 'a positive integer' };
 
 export interface SampleRun {
   /** The program's flags, after the JSON file and the defaults. */
@@ -43,81 +55,106 @@ export interface SampleSpec {
   run(run: SampleRun): Promise<void>;
 }
 
-const COMMON: Record<string, FlagSpec> = {
+const LOG_LEVEL: FlagValue = {
+  test(v) {
+    try {
+      parseLogLevel(v);
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  is: 'a log level (10, 20, ..., 70, or DISABLE to TRACE)',
+};
+
+/** The flags every sample takes, besides its own (listed once, at the end, by `softdpu sample --list`). */
+export const COMMON_FLAGS: Readonly<Record<string, FlagSpec>> = {
   help: { short: 'h', type: 'boolean', description: 'print this help' },
   version: { short: 'v', type: 'boolean', description: 'print the program version' },
-  'log-level': { short: 'l', type: 'string', description: 'application log level: 10=DISABLE 20=CRITICAL 30=ERROR 40=WARNING 50=INFO 60=DEBUG 70=TRACE', default: '50' },
-  'sdk-log-level': { type: 'string', description: 'log level of the library itself (same numbers)', default: '40' },
+  'log-level': { short: 'l', type: 'string', description: 'application log level: 10=DISABLE 20=CRITICAL 30=ERROR 40=WARNING 50=INFO 60=DEBUG 70=TRACE', default: '50', value: LOG_LEVEL },
+  'sdk-log-level': { type: 'string', description: 'log level of the library itself (same numbers)', default: '40', value: LOG_LEVEL },
   json: { short: 'j', type: 'string', description: 'read the flags from a JSON file' },
-  timeout: { type: 'string', description: 'give up after this many seconds', default: '30' },
+  timeout: { type: 'string', description: 'give up after this many seconds', default: '30', value: { test: (v) => Number(v) > 0 && Number.isFinite(Number(v)), is: 'a positive number of seconds' } },
   fabric: { type: 'string', description: 'fabric directory' },
   topology: { type: 'string', description: 'topology file' },
 };
 
-export const VERSION = '0.1.0 (DOCA 3.0 API)';
+/** One line per flag: `  -p, --pci-addr VALUE          what it is (default: 03:00.0)`. */
+export function flagRows(flags: Readonly<Record<string, FlagSpec>>, indent = '  '): string[] {
+  return Object.entries(flags).map(([long, f]) => {
+    const name = `${f.short ? `-${f.short}, ` : f.alias ? `-${f.alias}, ` : '    '}--${long}${f.type === 'string' ? ' VALUE' : ''}`;
+    return `${indent}${name.padEnd(28)} ${f.description}${f.default !== undefined && f.type === 'string' ? ` (default: ${f.default})` : ''}`;
+  });
+}
 
 export function usage(spec: SampleSpec): string {
-  const all = { ...spec.flags, ...COMMON };
-  const rows = Object.entries(all).map(([long, f]) => {
-    const name = `${f.short ? `-${f.short}, ` : f.alias ? `-${f.alias}, ` : '    '}--${long}${f.type === 'string' ? ' VALUE' : ''}`;
-    return `  ${name.padEnd(28)} ${f.description}${f.default !== undefined && f.type === 'string' ? ` (default: ${f.default})` : ''}`;
-  });
-  return `usage: softdpu sample ${spec.name} [flags]\n\n${spec.description}\n\n${rows.join('\n')}\n`;
+  return `usage: softdpu sample ${spec.name} [flags]\n\n${spec.description}\n\n${flagRows({ ...spec.flags, ...COMMON_FLAGS }).join('\n')}\n`;
 }
 
 /** Flag values from a JSON file: DOCA's `doca_*_flags` sections, or a flat object of long names. */
-function jsonFlags(path: string, known: Record<string, FlagSpec>): Record<string, string | boolean> {
+function jsonFlags(path: string, known: Record<string, FlagSpec>, call: string): Record<string, string | boolean> {
   let doc: unknown;
   try {
     doc = JSON.parse(readFileSync(path, 'utf8'));
   } catch (err) {
-    throw new DocaError('INVALID_VALUE', 'sample flags', `cannot read the JSON flags file ${path}: ${(err as Error).message}`);
+    throw new DocaError('INVALID_VALUE', call, `cannot read the JSON flags file ${path}: ${(err as Error).message}`);
   }
-  if (typeof doc !== 'object' || doc === null) throw new DocaError('INVALID_VALUE', 'sample flags', `${path} does not hold a JSON object`);
+  if (typeof doc !== 'object' || doc === null) throw new DocaError('INVALID_VALUE', call, `${path} does not hold a JSON object`);
   const sections = Object.entries(doc as Record<string, unknown>).flatMap(([k, v]) => (k.startsWith('doca_') && typeof v === 'object' && v ? Object.entries(v) : [[k, v]]));
   const out: Record<string, string | boolean> = {};
   const aliases = new Map(Object.entries(known).flatMap(([long, f]) => (f.alias ? [[f.alias, long]] : [])));
   for (const [key, value] of sections) {
     const long = aliases.get(key as string) ?? (key as string);
     const spec = known[long];
-    if (!spec) throw new DocaError('INVALID_VALUE', 'sample flags', `${path}: unknown flag ${JSON.stringify(key)}`);
-    out[long] = spec.type === 'boolean' ? jsonBoolean(value, path, long) : jsonString(value, path, long);
+    if (!spec) throw new DocaError('INVALID_VALUE', call, `${path}: unknown flag ${JSON.stringify(key)}`);
+    out[long] = spec.type === 'boolean' ? jsonBoolean(value, path, long, call) : jsonString(value, path, long, call);
+    const bad = badValue(spec, out[long]);
+    if (bad) throw new DocaError('INVALID_VALUE', call, `${path}: ${long} is ${JSON.stringify(value)}, not ${bad}`);
   }
   return out;
 }
 
-function jsonBoolean(value: unknown, path: string, key: string): boolean {
+function jsonBoolean(value: unknown, path: string, key: string, call: string): boolean {
   if (value === true || value === 'true') return true;
   if (value === false || value === 'false') return false;
-  throw new DocaError('INVALID_VALUE', 'sample flags', `${path}: ${key} is ${JSON.stringify(value)}, not true or false`);
+  throw new DocaError('INVALID_VALUE', call, `${path}: ${key} is ${JSON.stringify(value)}, not true or false`);
 }
 
-function jsonString(value: unknown, path: string, key: string): string {
+function jsonString(value: unknown, path: string, key: string, call: string): string {
   if (typeof value === 'string' || typeof value === 'number') return String(value);
-  throw new DocaError('INVALID_VALUE', 'sample flags', `${path}: ${key} is ${JSON.stringify(value)}, not a string or a number`);
+  throw new DocaError('INVALID_VALUE', call, `${path}: ${key} is ${JSON.stringify(value)}, not a string or a number`);
 }
 
-/** Parses the flags, sets logging and the fabric up, runs the sample; returns the exit code. */
+/** What is wrong with a flag's value (what a good one is), or undefined. */
+function badValue(spec: FlagSpec, value: string | boolean | undefined): string | undefined {
+  return typeof value === 'string' && spec.value && !spec.value.test(value) ? spec.value.is : undefined;
+}
+
+/**
+ * Parses the flags, sets logging and the fabric up, runs the sample; returns the exit code. A wrong
+ * command line is a UsageError (exit 2, before anything starts); a flags file that cannot be read or
+ * says something wrong is a DocaError; a failed run is logged, exit code 1.
+ */
 export async function runSample(spec: SampleSpec, argv: string[]): Promise<number> {
-  const all = { ...spec.flags, ...COMMON };
-  let parsed;
-  try {
-    const aliases = new Map(Object.entries(all).flatMap(([long, f]) => (f.alias ? [[`-${f.alias}`, `--${long}`]] : [])));
-    parsed = parseArgs({ args: argv.map((a) => aliases.get(a) ?? a), options: Object.fromEntries(Object.entries(all).map(([k, f]) => [k, { type: f.type, ...(f.short ? { short: f.short } : {}) }])), strict: true, allowPositionals: false });
-  } catch (err) {
-    process.stderr.write(`softdpu sample ${spec.name}: ${(err as Error).message}\n\n${usage(spec)}`);
-    return 2;
-  }
-  const cli = parsed.values as Record<string, string | boolean | undefined>;
-  if (cli.help) {
+  const all = { ...spec.flags, ...COMMON_FLAGS };
+  const command = `sample ${spec.name}`;
+  const aliases = new Map(Object.entries(all).flatMap(([long, f]) => (f.alias ? [[`-${f.alias}`, `--${long}`]] : [])));
+  const options = Object.fromEntries(Object.entries(all).map(([k, f]) => [k, { type: f.type, ...(f.short ? { short: f.short } : {}) }]));
+  const parsed = parseFlags(command, argv.map((a) => aliases.get(a) ?? a), options, false);
+  if (parsed.help) {
     process.stdout.write(usage(spec));
     return 0;
   }
+  const cli = parsed.values;
   if (cli.version) {
-    process.stdout.write(`softdpu ${VERSION}\n`);
+    process.stdout.write(`${versionLine()}\n`);
     return 0;
   }
-  const fromJson = typeof cli.json === 'string' ? jsonFlags(cli.json, all) : {};
+  for (const [long, f] of Object.entries(all)) {
+    const bad = badValue(f, cli[long]);
+    if (bad) throw new UsageError(command, `--${long} ${JSON.stringify(cli[long])} is not ${bad}`);
+  }
+  const fromJson = typeof cli.json === 'string' ? jsonFlags(cli.json, all, `softdpu ${command}`) : {};
   const values: Record<string, string | boolean | undefined> = {};
   for (const [k, f] of Object.entries(all)) values[k] = cli[k] ?? fromJson[k] ?? f.default;
   logBackendCreateStandard();
@@ -125,11 +162,11 @@ export async function runSample(spec: SampleSpec, argv: string[]): Promise<numbe
   logLevelSetGlobalSdkLimit(parseLogLevel(values['sdk-log-level'] as string));
   const log = logRegisterSource(spec.name.toUpperCase());
   const seconds = Number(values.timeout);
-  if (!(seconds > 0)) throw new DocaError('INVALID_VALUE', 'sample flags', `--timeout ${String(values.timeout)} is not a positive number of seconds`);
-  useFabric({ ...(typeof values.fabric === 'string' ? { dir: values.fabric } : {}), ...(typeof values.topology === 'string' ? { topology: values.topology } : {}) });
+  const fabric = useFabric({ ...(typeof values.fabric === 'string' ? { dir: values.fabric } : {}), ...(typeof values.topology === 'string' ? { topology: values.topology } : {}) });
   const timeoutMs = seconds * 1000;
   const signal = AbortSignal.timeout(timeoutMs);
   log.info('Starting the sample');
+  warnOfFaultPlan(log, fabric.dir);
   // The sample checks `signal` wherever it waits; this backstop ends a run that somehow did not.
   let backstop: NodeJS.Timeout | undefined;
   const overdue = new Promise<never>((_, reject) => {
@@ -145,6 +182,13 @@ export async function runSample(spec: SampleSpec, argv: string[]): Promise<numbe
   }
   log.info('Sample finished successfully');
   return 0;
+}
+
+/** One WARNING line when the fabric's fault plan holds faults: a run that fails may be meant to. */
+function warnOfFaultPlan(log: LogSource, dir: string): void {
+  const { faults } = Faults.list({ fabric: dir });
+  if (faults.length === 0) return;
+  log.warn(`the fault plan of ${dir} is in force: ${faults.map((f) => `${f.id} (${f.kind})`).join(', ')}; softdpu fault clear --fabric ${dir} removes it`);
 }
 
 /** After --timeout, how long a sample may still take to tear down before it is abandoned. */

@@ -17,7 +17,7 @@ import { DocaError } from '../../core/error.js';
 import { DpaApp } from '../../dpa/app.js';
 import { Dpa, dpaCapIsSupported } from '../../dpa/dpa.js';
 import { SyncEvent } from '../../sync-event/sync-event.js';
-import { checkTimeout, type SampleRun, type SampleSpec } from './common.js';
+import { checkTimeout, POSITIVE_INTEGER, type SampleRun, type SampleSpec } from './common.js';
 import { MsgqPingPong } from './msgq-pingpong.js';
 
 const KERNEL_APP = new URL('./dpa-apps/kernel-launch.js', import.meta.url);
@@ -112,8 +112,7 @@ export const dpaWaitKernelLaunch: SampleSpec = {
 };
 
 async function pingPong(run: SampleRun): Promise<void> {
-  const n = Number(run.values.count);
-  if (!Number.isInteger(n) || n < 1) throw new DocaError('INVALID_VALUE', 'sample flags', `-n ${String(run.values.count)} is not a positive integer`);
+  const n = Number(run.values.count); // checked by runSample (POSITIVE_INTEGER)
   const dev = openDpaDevice(run.values['pf-device'] as string | undefined);
   try {
     const pp = MsgqPingPong.open({ dev, poll: run.values.poll === true, expected: n });
@@ -182,7 +181,7 @@ export const comchMsgqDpaPingpong: SampleSpec = {
   description: 'CPU -> DPA -> CPU over two comch MsgQs; a DPA thread answers and counts each message',
   flags: {
     'pf-device': PF_DEV,
-    count: { short: 'n', type: 'string', description: 'messages to exchange', default: '100' },
+    count: { short: 'n', type: 'string', description: 'messages to exchange', default: '100', value: POSITIVE_INTEGER },
     poll: { type: 'boolean', description: 'the DPA thread and the CPU poll instead of sleeping between messages' },
   },
   run: pingPong,

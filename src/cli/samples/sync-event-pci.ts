@@ -22,7 +22,7 @@ import {
 import { U64_MAX } from '../../sync-event/condition.js';
 import type { SyncEventContext } from '../../sync-event/ctx.js';
 import { SyncEvent } from '../../sync-event/sync-event.js';
-import type { SampleRun, SampleSpec } from './common.js';
+import { POSITIVE_INTEGER, type SampleRun, type SampleSpec } from './common.js';
 import { progressAll, progressUntil } from './loop.js';
 
 const SERVER_NAME = 'sync_event_cc';
@@ -110,8 +110,7 @@ function asyncContext(run: SampleRun, event: SyncEvent): { ctx: SyncEventContext
   const ctx = event.asCtx();
   pe.connectCtx(ctx);
   ctx.setUserData(run);
-  const n = Number(run.values.async_num_tasks);
-  if (!Number.isInteger(n) || n < 1) throw new DocaError('INVALID_VALUE', 'sample flags', `--async_num_tasks ${String(run.values.async_num_tasks)} is not a positive integer`);
+  const n = Number(run.values.async_num_tasks); // checked by runSample (POSITIVE_INTEGER)
   const free = (t: Task) => t.free();
   ctx.taskGetSetConf(free, free, n);
   ctx.taskNotifySetSetConf(free, free, n);
@@ -203,7 +202,7 @@ const flags = {
   'dev-pci-addr': { short: 'd', type: 'string', description: 'PCI address of the device (host function or DPU Arm device)', default: 'b1:00.0' },
   'rep-pci': { short: 'r', type: 'string', description: 'PCI address of the host function\'s representor (on the DPU only)', default: 'b1:00.0' },
   async: { type: 'boolean', description: 'use the asynchronous mode (the event as a context, tasks on a progress engine)' },
-  async_num_tasks: { type: 'string', description: 'task pool size in async mode', default: '1' },
+  async_num_tasks: { type: 'string', description: 'task pool size in async mode', default: '1', value: POSITIVE_INTEGER },
   atomic: { type: 'boolean', description: 'signal with an atomic add of 1 instead of a set' },
 } as const;
 
