@@ -54,7 +54,7 @@ export function formatListing(l: FaultListing): string {
     const { id, kind, injections, source: _source, ...rest } = f;
     lines.push(`  ${id.padEnd(6)} ${kind.padEnd(13)} ${JSON.stringify(rest)}  injections ${injections}`);
   }
-  for (const p of l.processes ?? []) lines.push(`  pid ${p.pid} thread ${p.tid}: its own fault ${p.id} (${p.kind}, from ${p.source}) injected ${p.injections} time(s)`);
+  for (const p of l.processes ?? []) lines.push(`  pid ${p.pid} thread ${p.tid}${p.alive ? '' : ' (ended)'}: its own fault ${p.id} (${p.kind}, from ${p.source}) injected ${p.injections} time(s)`);
   return lines.join('\n');
 }
 

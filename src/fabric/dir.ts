@@ -6,8 +6,9 @@ import { accessSync, constants, lstatSync, mkdirSync, readdirSync, realpathSync,
 import { dirname, join, resolve } from 'node:path';
 import { DocaError, osError } from '../core/error.js';
 import { sdkLogSource } from '../core/log.js';
+import { foldIntoTally } from './fault-files.js';
 import { isAlive } from './liveness.js';
-import { entryOwner } from './names.js';
+import { entryOwner, FAULT_STATS_KIND } from './names.js';
 
 const log = sdkLogSource('fabric');
 
@@ -126,7 +127,9 @@ export function sweepFabricDir(path: string): SweepReport {
       continue;
     }
     try {
-      unlinkSync(join(path, name));
+      // A thread's fault counts outlive it in the plan's tally (fault-files.ts).
+      if (owner.kind === FAULT_STATS_KIND) foldIntoTally(path, name);
+      else unlinkSync(join(path, name));
       removed.push(name);
       log.info(`removed ${name}: owner pid ${owner.pid} is gone`);
     } catch (err) {

@@ -5,12 +5,10 @@
 import { realpathSync } from 'node:fs';
 import { DocaError } from '../core/error.js';
 import { ensureFabricDir } from './dir.js';
-import { readPlanFile, readStats, writePlanFile } from './fault-files.js';
+import { dropFromTally, readPlanFile, readStats, readTally, withPlanLock, writePlanFile } from './fault-files.js';
 import { inForce } from './fault-hooks.js';
 import { type Fault, type FaultPlan, type FaultSpec, parsePlan } from './fault-plan.js';
 import { publishCounts, refresh, setSourcePlan, sourcePlan } from './faults.js';
-import { digest } from './names.js';
-import { withNameLock } from './rendezvous.js';
 
 /** Which plan: this process's own (no `fabric`), or a fabric's, by directory or `Fabric`. */
 export interface FaultTarget {
@@ -34,7 +32,7 @@ export interface FaultListing {
   readonly generation?: number;
   readonly faults: readonly ListedFault[];
   /** Fabric listings: faults that processes added for themselves (API, $SOFTDPU_FAULTS), with their counts. */
-  readonly processes?: readonly { pid: number; tid: number; id: string; source: string; kind: string; injections: number }[];
+  readonly processes?: readonly { pid: number; tid: number; alive: boolean; id: string; source: string; kind: string; injections: number }[];
 }
 
 let apiIds = 0;
@@ -75,7 +73,12 @@ export const Faults = {
     const call = 'Faults.clear';
     const dir = target.fabric === undefined ? undefined : fabricDir(target.fabric);
     if (dir) {
-      const ids = withPlanLock(dir, call, () => clearIn(readPlanFile(dir, call), target.ids, call, (file, kept) => writePlanFile(dir, { ...file, generation: file.generation + 1, nextId: kept.length === 0 ? 1 : file.nextId, faults: kept }, call)));
+      const ids = withPlanLock(dir, call, () => {
+        const gone = clearIn(readPlanFile(dir, call), target.ids, call, (file, kept) => writePlanFile(dir, { ...file, generation: file.generation + 1, nextId: kept.length === 0 ? 1 : file.nextId, faults: kept }, call));
+        // A later fault may get a removed one's id (an emptied plan numbers from f1 again): its count starts at 0.
+        dropFromTally(dir, gone, call);
+        return gone;
+      });
       refresh(dir);
       return ids;
     }
@@ -89,8 +92,9 @@ export const Faults = {
 
   /**
    * Without `fabric`: every fault in force in the calling thread (from any source) with this thread's
-   * counts. With `fabric`: its plan, with the counts every live process published, and the faults
-   * processes added for themselves.
+   * counts. With `fabric`: its plan, with the counts of every thread that ever injected one (live ones,
+   * ended ones not swept yet, and the tally the sweeps kept of the others), and the faults processes
+   * added for themselves.
    */
   list(target: FaultTarget = {}): FaultListing {
     if (target.fabric === undefined) {
@@ -101,8 +105,9 @@ export const Faults = {
     publishCounts();
     const plan = readPlanFile(dir, 'Faults.list');
     const stats = readStats(dir);
-    const sum = (id: string) => stats.reduce((n, s) => n + s.faults.filter((f) => f.source === 'fabric' && f.id === id).reduce((m, f) => m + f.injections, 0), 0);
-    const processes = stats.flatMap((s) => s.faults.filter((f) => f.source !== 'fabric').map((f) => ({ pid: s.pid, tid: s.tid, ...f })));
+    const tally = readTally(dir);
+    const sum = (id: string) => (tally[id] ?? 0) + stats.reduce((n, s) => n + s.faults.filter((f) => f.source === 'fabric' && f.id === id).reduce((m, f) => m + f.injections, 0), 0);
+    const processes = stats.flatMap((s) => s.faults.filter((f) => f.source !== 'fabric').map((f) => ({ pid: s.pid, tid: s.tid, alive: s.alive !== false, ...f })));
     return { where: dir, seed: plan.seed, generation: plan.generation, faults: plan.faults.map((f) => ({ ...f, source: 'fabric', injections: sum(f.id) })), processes };
   },
 };
@@ -125,11 +130,6 @@ function clearIn<P extends { faults: readonly Fault[] }>(plan: P, ids: readonly 
   for (const id of gone) if (!plan.faults.some((f) => f.id === id)) throw new DocaError('NOT_FOUND', call, `no fault ${JSON.stringify(id)} in the plan (${plan.faults.map((f) => f.id).join(', ') || 'empty'})`);
   save(plan, plan.faults.filter((f) => !gone.includes(f.id)));
   return [...gone];
-}
-
-/** A change of the fabric's plan file, under the fabric's lock on it: concurrent writers lose nothing. */
-function withPlanLock<T>(dir: string, call: string, fn: () => T): T {
-  return withNameLock(`faults.${digest(dir)}`, call, 5000, fn);
 }
 
 /** Gives every new fault an id, refusing one that the plan (or the same call) already has. */

@@ -312,6 +312,12 @@ function inject(r: RunningFault, st: TargetState): void {
   published(r);
 }
 
+/** @internal faults.ts: publishes this thread's counts now, before a crash ends it without an exit hook. */
+let beforeCrash: (() => void) | undefined;
+export function onBeforeCrash(fn: () => void): void {
+  beforeCrash = fn;
+}
+
 /** @internal faults.ts: makes a fault's records in a thread that published nothing yet (its first injection). */
 let recordsWanted: ((r: RunningFault) => void) | undefined;
 export function onRecordsWanted(fn: (r: RunningFault) => void): void {
@@ -344,6 +350,7 @@ function crashes(r: RunningFault, point: Point): boolean {
 }
 
 function crash(r: RunningFault, where: string): never {
+  beforeCrash?.();
   if (r.fault.scope === 'thread') {
     log.warn(`fault ${r.fault.id} (crash): worker thread ${selfThread.tid} of process ${process.pid} ends without a word ${where}`);
     process.exit(1); // in a worker, ends this thread only, at once

@@ -14,7 +14,7 @@ import { getEnvironmentData, isMainThread, setEnvironmentData } from 'node:worke
 import { DocaError } from '../core/error.js';
 import { sdkLogSource } from '../core/log.js';
 import { planStamp, readPlanFile, writeStats } from './fault-files.js';
-import { faultOnCadence, inForce, install, onRecordsWanted, type RunningFault, type SourcePlan, takeCountsChanged } from './fault-hooks.js';
+import { faultOnCadence, inForce, install, onBeforeCrash, onRecordsWanted, type RunningFault, type SourcePlan, takeCountsChanged } from './fault-hooks.js';
 import { type Fault, type FaultSpec, parsePlan } from './fault-plan.js';
 import { onLivenessPass, selfThread } from './liveness.js';
 import { faultStatsPath } from './names.js';
@@ -137,6 +137,23 @@ export function followFabric(dir: string): void {
   syncRecords();
   share();
   onLivenessPass(onPass);
+  publishAtEnd();
+}
+
+let endHooked = false;
+
+/**
+ * Counts published on the cadence would miss the injections of a thread's last 200 ms: the thread
+ * publishes once more as it exits, and before a `crash` fault ends it.
+ */
+function publishAtEnd(): void {
+  if (endHooked) return;
+  endHooked = true;
+  const last = () => {
+    if (takeCountsChanged()) publishCounts();
+  };
+  process.once('exit', last);
+  onBeforeCrash(last);
 }
 
 /** Re-reads a followed fabric's plan file if it changed since the last look (now, not on the next pass). */
@@ -227,6 +244,7 @@ function adopt(): void {
     refresh(dir);
   }
   onLivenessPass(onPass);
+  if (data.dirs.length > 0) publishAtEnd();
 }
 
 if (!isMainThread) adopt();

@@ -61,6 +61,14 @@ export function faultPlanPath(dir: string): string {
   return join(dir, 'faults.json');
 }
 
+/**
+ * The injections of fabric faults counted by threads that have ended (their counts files were folded
+ * into it); belongs to the fabric, like the plan.
+ */
+export function faultTallyPath(dir: string): string {
+  return join(dir, 'faults-tally.json');
+}
+
 /** Kind of the entries in which each thread publishes its fault injection counts. */
 export const FAULT_STATS_KIND = 'faults';
 
