@@ -283,6 +283,12 @@ test('the packed tarball installs offline without scripts into a fresh project a
     assert.equal(report.addon.kind, 'prebuild');
     assert.equal(report.addon.path, join(realpathSync(installed), 'prebuilds', `linux-${process.arch}`, 'softdpu.node'));
     assert.equal(report.fabric.path, fabric);
+    const version = assertOk(await runCommand(t, 'npx', ['--offline', 'softdpu', '--version'], app, env, 30_000), 'npx softdpu --version');
+    const pkg = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { version: string; repository: { url: string } };
+    assert.equal(version.stdout.trim(), `softdpu ${pkg.version} (DOCA 3.0 API)`);
+    const bench = await runCommand(t, 'npx', ['--offline', 'softdpu', 'bench'], app, env, 30_000);
+    assert.equal(bench.code, 2, bench.stderr);
+    assert.ok(bench.stderr.includes(`git clone ${pkg.repository.url.replace(/^git\+/, '')}`), `softdpu bench says where to clone from: ${bench.stderr}`);
   });
 
   await t.test('softdpu view serves its page and the bundled chart library from the installed package', async (t) => {

@@ -5,6 +5,7 @@
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import { UsageError } from './usage.js';
+import { repositoryUrl } from './version.js';
 
 export interface BenchOptions {
   names: string[];
@@ -72,7 +73,8 @@ function progressLine(): { update(p: Progress): void; clear(): void; done(): voi
 
 export async function bench(o: BenchOptions): Promise<number> {
   if (!existsSync(RUNNER)) {
-    process.stderr.write('softdpu bench: the benchmarks ship with the source repository, not the npm package: clone it, then run `npm ci && npm run bench` there\n');
+    const repo = repositoryUrl();
+    process.stderr.write(`softdpu bench: the benchmarks ship with the source repository, not the npm package: ${repo ? `git clone ${repo}` : 'clone it'}, then run \`npm ci && npm run bench\` there\n`);
     return 2;
   }
   let filter: RegExp | undefined;

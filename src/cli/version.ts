@@ -6,13 +6,23 @@ import { packageRoot } from '../native/locate.js';
 /** The DOCA release whose API softdpu models (docs/doca-mapping.md). */
 export const DOCA_API_VERSION = '3.0';
 
-/** The version in package.json, read at run time (a checkout and an installed package alike); 'unknown' if unreadable. */
-export function packageVersion(): string {
+/** package.json's fields, read at run time (a checkout and an installed package alike); {} if unreadable. */
+function manifest(): { version?: string; repository?: { url?: string } } {
   try {
-    return (JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as { version: string }).version;
+    return JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as ReturnType<typeof manifest>;
   } catch {
-    return 'unknown';
+    return {};
   }
+}
+
+/** The version in package.json; 'unknown' if unreadable. */
+export function packageVersion(): string {
+  return manifest().version ?? 'unknown';
+}
+
+/** Where the source repository is, for `git clone` (package.json's `repository`); undefined if it says nothing. */
+export function repositoryUrl(): string | undefined {
+  return manifest().repository?.url?.replace(/^git\+/, '');
 }
 
 /** `softdpu 0.1.0 (DOCA 3.0 API)`. */
