@@ -362,6 +362,7 @@ test('remote-net blobs: damage is refused with INVALID_VALUE; a payload gives a 
       w.text(0, 64, text);
       w.view.setUint16(64, port, true);
       w.raw(66, secret);
+      w.view.setUint16(98, 2, true); // remote-net wire version 2
       const got = outcome(() => SyncEventRemoteNet.createFromExport(w.finish(), undefined, options), ENVELOPE, 'net blob');
       const named = text.split('\0')[0]!;
       assert.equal('value' in got, isIP(named) !== 0 && port !== 0, `host ${JSON.stringify(named)} port ${port}`);

@@ -177,7 +177,8 @@ test('remote net is bounded: one secret however many exports, a peer limit, and 
     const reader = new NetReader();
     flood.on('data', (chunk: Buffer) => {
       for (const body of reader.push(chunk) ?? []) {
-        if (body[0] === NetFrame.CHALLENGE) flood.write(frame(NetFrame.AUTH, (v) => new Uint8Array(v.buffer, v.byteOffset, 32).set(proof(secret, body.subarray(1, 33))), 32));
+        const mine = Buffer.alloc(32, 7);
+        if (body[0] === NetFrame.CHALLENGE) flood.write(frame(NetFrame.AUTH, (v) => new Uint8Array(v.buffer, v.byteOffset, 64).set(Buffer.concat([mine, proof('client', secret, body.subarray(1, 33), mine)])), 64));
         if (body[0] === NetFrame.ADMITTED) {
           flood.pause(); // from now on it reads nothing
           resolve();

@@ -12,7 +12,7 @@ import { createServer, isIP, type Server, type Socket } from 'node:net';
 import { BlobKind, BlobWriter } from '../core/blob.js';
 import { DocaError, DocaErrorCode } from '../core/error.js';
 import { sdkLogSource } from '../core/log.js';
-import { frame, NetFrame, NetOp, NetReader, proof } from './remote-net-wire.js';
+import { frame, NET_WIRE_VERSION, NetFrame, NetOp, NetReader, NONCE_SIZE, proof } from './remote-net-wire.js';
 import type { SyncEvent } from './sync-event.js';
 
 const log = sdkLogSource('sync_event_net');
@@ -33,8 +33,8 @@ const MAX_PEERS = 64;
 /** Reply bytes queued for a peer before its requests are no longer read (until it reads them). */
 const MAX_UNREAD = 64 * 1024;
 
-/** Blob payload: host [64], u16 port, secret [32]. */
-export const NET_PAYLOAD = 64 + 2 + 32;
+/** Blob payload: host [64], u16 port, secret [32], u16 wire version (NET_WIRE_VERSION). */
+export const NET_PAYLOAD = 64 + 2 + 32 + 2;
 
 export class RemoteNetServer {
   /** The listener, once asked for: concurrent exports share it. */
@@ -59,6 +59,7 @@ export class RemoteNetServer {
     w.text(0, 64, host);
     w.view.setUint16(64, (server.address() as { port: number }).port, true);
     w.raw(66, secret);
+    w.view.setUint16(98, NET_WIRE_VERSION, true);
     return w.finish();
   }
 
@@ -94,7 +95,7 @@ export class RemoteNetServer {
       return;
     }
     this.sockets.add(socket);
-    const nonce = randomBytes(32);
+    const nonce = randomBytes(NONCE_SIZE);
     const reader = new NetReader();
     let admitted = false;
     const drop = (why: string) => {
@@ -108,20 +109,22 @@ export class RemoteNetServer {
       clearTimeout(timer);
       this.sockets.delete(socket);
     });
-    socket.write(frame(NetFrame.CHALLENGE, (v) => new Uint8Array(v.buffer, v.byteOffset, 32).set(nonce), 32));
+    socket.write(frame(NetFrame.CHALLENGE, (v) => new Uint8Array(v.buffer, v.byteOffset, NONCE_SIZE).set(nonce), NONCE_SIZE));
     socket.on('data', (chunk: Buffer) => {
       const bodies = reader.push(chunk);
       if (!bodies) return drop('malformed frame');
       for (const body of bodies) {
         if (!admitted) {
-          const answer = body.subarray(1);
-          if (body[0] !== NetFrame.AUTH || answer.length !== 32 || !this.secret || !timingSafeEqual(proof(this.secret, nonce), answer)) {
+          const theirs = body.subarray(1, 1 + NONCE_SIZE);
+          const answer = body.subarray(1 + NONCE_SIZE);
+          if (body[0] !== NetFrame.AUTH || body.length !== 1 + 2 * NONCE_SIZE || !this.secret || !timingSafeEqual(proof('client', this.secret, nonce, theirs), answer)) {
             socket.write(frame(NetFrame.REPLY, (v) => v.setUint16(4, DocaErrorCode.DOCA_ERROR_AUTHENTICATION, true), 14));
             return drop('authentication failed (wrong secret)');
           }
           admitted = true;
           clearTimeout(timer);
-          socket.write(frame(NetFrame.ADMITTED, () => {}, 0));
+          const mine = proof('server', this.secret, nonce, theirs);
+          socket.write(frame(NetFrame.ADMITTED, (v) => new Uint8Array(v.buffer, v.byteOffset, mine.length).set(mine), mine.length));
           continue;
         }
         if (body[0] !== NetFrame.REQUEST || body.length !== 14) return drop('malformed request');

@@ -3,6 +3,7 @@
  * made from the blob `exportToRemoteNet` gave, in a process that needs nothing else of the fabric. It
  * sets, adds and gets over TCP (DOCA does this with RDMA tasks), so its operations are promises.
  */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { connect, isIP, type Socket } from 'node:net';
 import { BlobKind, BlobReader } from '../core/blob.js';
 import { CtxState } from '../core/ctx.js';
@@ -13,7 +14,7 @@ import { syncEventCapRemoteNetIsCreateFromExportSupported } from './caps.js';
 import { toU64 } from './condition.js';
 import { type DpaEventTarget, isDpaTarget } from './dpa-handle.js';
 import { NET_PAYLOAD } from './remote-net-server.js';
-import { frame, NetFrame, NetOp, NetReader, proof } from './remote-net-wire.js';
+import { frame, NET_WIRE_VERSION, NetFrame, NetOp, NetReader, NONCE_SIZE, proof } from './remote-net-wire.js';
 
 interface Pending {
   resolve: (value: bigint) => void;
@@ -81,6 +82,8 @@ export class SyncEventRemoteNet {
       throw new DocaError('NOT_SUPPORTED', call, `${dev.asDevinfo().spec.pci} cannot create remote-net handles`);
     }
     const r = new BlobReader(blob, BlobKind.SYNC_EVENT_NET, undefined, call, NET_PAYLOAD);
+    const wire = r.view.getUint16(98, true);
+    if (wire !== NET_WIRE_VERSION) throw new DocaError('UNSUPPORTED_VERSION', call, `the blob's exporter speaks remote-net wire version ${wire}, this side ${NET_WIRE_VERSION}`);
     const port = r.view.getUint16(64, true);
     if (port === 0) throw new DocaError('INVALID_VALUE', call, 'the blob names port 0');
     const host = r.text(0, 64);
@@ -176,6 +179,8 @@ export class SyncEventRemoteNet {
       const socket = connect({ host: this.host, port: this.port });
       this.socket = socket; // destroy() ends a connection still being made
       const reader = new NetReader();
+      const clientNonce = randomBytes(NONCE_SIZE);
+      let serverNonce: Buffer | undefined;
       let admitted = false;
       let answered = false;
       const fail = (err: DocaError) => {
@@ -193,11 +198,16 @@ export class SyncEventRemoteNet {
         if (!bodies) return fail(new DocaError('UNEXPECTED', call, 'the exporter sent a malformed frame'));
         // The exporter is not trusted either: every frame must be the one this state allows.
         for (const body of bodies) {
-          if (body[0] === NetFrame.CHALLENGE && !answered && body.length === 33) {
+          if (body[0] === NetFrame.CHALLENGE && !answered && body.length === 1 + NONCE_SIZE) {
             answered = true;
-            const answer = proof(this.secret, body.subarray(1, 33));
-            socket.write(frame(NetFrame.AUTH, (v) => new Uint8Array(v.buffer, v.byteOffset, 32).set(answer), 32));
-          } else if (body[0] === NetFrame.ADMITTED && answered && !admitted && body.length === 1) {
+            serverNonce = Buffer.from(body.subarray(1));
+            const answer = proof('client', this.secret, serverNonce, clientNonce);
+            socket.write(frame(NetFrame.AUTH, (v) => (new Uint8Array(v.buffer, v.byteOffset, NONCE_SIZE).set(clientNonce), new Uint8Array(v.buffer, v.byteOffset + NONCE_SIZE, answer.length).set(answer)), NONCE_SIZE + answer.length));
+          } else if (body[0] === NetFrame.ADMITTED && answered && !admitted && body.length === 33) {
+            // The server proves the secret too: whoever else answers on the blob's address is refused.
+            if (!timingSafeEqual(proof('server', this.secret, serverNonce!, clientNonce), body.subarray(1))) {
+              return fail(new DocaError('AUTHENTICATION', call, `the server at ${this.host}:${this.port} could not prove it holds the event's secret (not the exporter)`));
+            }
             admitted = true;
             clearTimeout(timer);
             resolve(socket);
