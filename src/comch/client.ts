@@ -12,6 +12,7 @@ import { DocaError } from '../core/error.js';
 import { sdkLogSource } from '../core/log.js';
 import type { WaitOptions } from '../core/wait.js';
 import { isAlive, self } from '../fabric/liveness.js';
+import { impostor } from '../fabric/peer-cred.js';
 import { findService } from '../fabric/rendezvous.js';
 import { StatEvent, StatKind, statRecord } from '../fabric/stats.js';
 import { Segment } from '../fabric/segment.js';
@@ -216,6 +217,13 @@ export class ComchClient extends ComchCtx {
     try {
       if (!isAlive({ pid: w.pid, start: w.start }) || w.msgSize > this.maxMsgSize || w.s2cSlots !== this.recvQueueSize) {
         throw new DocaError('CONNECTION_ABORTED', 'comch client', 'the server answered with a connection this client did not ask for');
+      }
+      // The pid the WELCOME names (whose start time isAlive just checked) must be the server at the other
+      // end, and the owner of the segment it hands over.
+      const lie = impostor(socket, w.pid, 'comch client');
+      if (lie) throw new DocaError('NOT_PERMITTED', 'comch client', `the server ${JSON.stringify(this.serverName)}'s WELCOME does not say who it is: ${lie}`);
+      if (w.segment.pid !== w.pid || w.segment.start !== w.start) {
+        throw new DocaError('CONNECTION_ABORTED', 'comch client', `the server (pid ${w.pid}) handed over a segment of another process (pid ${w.segment.pid})`);
       }
       segment = Segment.open(w.segment, 'comch client', ['conn']);
       layout = readLayout(segment);

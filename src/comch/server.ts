@@ -8,6 +8,7 @@ import { CtxState } from '../core/ctx.js';
 import { DocaError, docaErrorGetName, DocaErrorCode, type DocaErrorName } from '../core/error.js';
 import { sdkLogSource } from '../core/log.js';
 import { active as faultsActive, faultEvent } from '../fabric/faults.js';
+import { impostor } from '../fabric/peer-cred.js';
 import { isAlive } from '../fabric/liveness.js';
 import { digest } from '../fabric/names.js';
 import { claimName, listenService } from '../fabric/rendezvous.js';
@@ -253,7 +254,7 @@ export class ComchServer extends ComchCtx {
       for (const frame of frames) {
         if (done) return;
         if (!welcomed && frame.type === FrameType.HELLO) {
-          const refusal = this.check(frame.hello);
+          const refusal = this.check(frame.hello, socket);
           if (refusal) return drop(refusal.reason, refusal);
           const layout = connLayout(Math.min(this.maxMsgSize, frame.hello.maxMsgSize), this.recvQueueSize, frame.hello.recvQueueSize, 2 * (comchConsumerCapGetMaxConsumers(this.devinfo) + comchProducerCapGetMaxProducers(this.devinfo)));
           const segment = createConnSegment(layout);
@@ -280,7 +281,7 @@ export class ComchServer extends ComchCtx {
   }
 
   /** Why a HELLO is refused, or undefined to accept it. */
-  private check(h: Hello): { code: DocaErrorName; reason: string } | undefined {
+  private check(h: Hello, socket: Socket): { code: DocaErrorName; reason: string } | undefined {
     const repPci = this.rep.asDevinfo().spec.pci;
     const ownName = Buffer.from(this.nameBytes);
     if (!ownName.equals(Buffer.from(h.name))) return { code: 'DOCA_ERROR_NOT_FOUND', reason: `a client asked for another server name (${h.name.length} bytes)` };
@@ -291,6 +292,9 @@ export class ComchServer extends ComchCtx {
     if (!Number.isSafeInteger(h.pid) || !Number.isSafeInteger(h.start) || !isAlive({ pid: h.pid, start: h.start })) {
       return { code: 'DOCA_ERROR_INVALID_VALUE', reason: `a client named a process (pid ${h.pid}) that does not run` };
     }
+    // The pid (whose start time isAlive just checked) must be the process at the other end of the socket.
+    const lie = impostor(socket, h.pid, 'comch server');
+    if (lie) return { code: 'DOCA_ERROR_NOT_PERMITTED', reason: `a client's HELLO does not say who it is: ${lie}` };
     const maxMsg = comchCapGetMaxMsgSize(this.devinfo);
     const maxQueue = comchCapGetMaxRecvQueueSize(this.devinfo);
     if (!(h.maxMsgSize >= 1 && h.maxMsgSize <= maxMsg) || !(h.recvQueueSize >= 1 && h.recvQueueSize <= maxQueue)) {

@@ -68,6 +68,8 @@ export interface Native {
   /** poll(2) for readability, blocking this thread; Infinity: no timeout. */
   fdPoll(fd: number, timeoutMs: number): WaitResult;
   fdClose(fd: number): void;
+  /** SO_PEERCRED of a connected Unix socket: [pid, uid, gid] of the process at its other end. */
+  peerCred(fd: number): [number, number, number];
   /**
    * Has this thread's event loop poll `fd` (registered once): when it is readable the loop drains it and
    * calls `callback` (microtasks run right after). Unreferenced until {@link Native.fdWatchRef}.

@@ -3,8 +3,9 @@
  *
  * Node cannot map shared memory across processes, cannot watch a file descriptor it did not open as a
  * socket or pipe stream, cannot sleep on a futex that another process wakes (Atomics.wait only sees
- * waiters of its own isolate group) and cannot call sched_yield. Everything else (naming, layouts,
- * protocols) lives in TypeScript. The declarations are in native.ts.
+ * waiters of its own isolate group), cannot call sched_yield and cannot ask a Unix socket who is at its
+ * other end (SO_PEERCRED). Everything else (naming, layouts, protocols) lives in TypeScript. The
+ * declarations are in native.ts.
  *
  * Segments: memfd mappings handed to JS as external (non-shared) ArrayBuffers. Bulk copies into a
  * non-shared buffer run at memcpy speed; Atomics still work on it and are exact across processes.
@@ -32,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -555,6 +557,23 @@ static napi_value fd_poll(napi_env env, napi_callback_info info) {
   }
 }
 
+/* peerCred(fd) -> [pid, uid, gid] of the process at the other end of a connected Unix socket */
+static napi_value peer_cred(napi_env env, napi_callback_info info) {
+  napi_value argv[1], out, v;
+  int fd;
+  if (!get_args(env, info, 1, argv) || !get_fd(env, argv[0], &fd)) return NULL;
+  struct ucred cred;
+  socklen_t len = sizeof cred;
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return throw_errno(env, "getsockopt(SO_PEERCRED)", errno);
+  NAPI_CALL(env, napi_create_array_with_length(env, 3, &out));
+  double fields[3] = {cred.pid, cred.uid, cred.gid};
+  for (uint32_t i = 0; i < 3; i++) {
+    NAPI_CALL(env, napi_create_double(env, fields[i], &v));
+    NAPI_CALL(env, napi_set_element(env, out, i, v));
+  }
+  return out;
+}
+
 /* fdClose(fd) */
 static napi_value fd_close(napi_env env, napi_callback_info info) {
   napi_value argv[1];
@@ -727,6 +746,7 @@ static napi_value init(napi_env env, napi_value exports) {
       {"pipeDrain", NULL, pipe_drain, NULL, NULL, NULL, napi_enumerable, NULL},
       {"fdPoll", NULL, fd_poll, NULL, NULL, NULL, napi_enumerable, NULL},
       {"fdClose", NULL, fd_close, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"peerCred", NULL, peer_cred, NULL, NULL, NULL, napi_enumerable, NULL},
       {"fdWatch", NULL, fd_watch, NULL, NULL, NULL, napi_enumerable, NULL},
       {"fdWatchRef", NULL, fd_watch_ref, NULL, NULL, NULL, napi_enumerable, NULL},
       {"fdUnwatch", NULL, fd_unwatch, NULL, NULL, NULL, napi_enumerable, NULL},
