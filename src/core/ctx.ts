@@ -199,7 +199,11 @@ export abstract class Context {
 
   /**
    * Stops (if not IDLE) and resolves once IDLE, progressing the engine itself between turns of the event
-   * loop (harmless next to a running `pe.run()`). Rejects with TIME_OUT after `timeoutMs` (default 10 s).
+   * loop (harmless next to a running `pe.run()`). Rejects with TIME_OUT after `timeoutMs` (default 10 s);
+   * a context still STOPPING then says why in the message: tasks still in flight, or tasks that were
+   * handed back (flushed) and never freed, by type and count ("2 post_recv task(s) allocated and never
+   * freed; free them (doca_task_free) to let it reach IDLE"). The same words go to the SDK log at WARNING
+   * once, the first time a STOPPING context has nothing left to flush but tasks still allocated.
    */
   async stopAndWait(options: WaitOptions = {}): Promise<void> {
     if (this.st === CtxState.IDLE) return;
