@@ -57,7 +57,11 @@ abstract class RingSide {
     this.view = new DataView(segment.u8.buffer);
   }
 
-  /** Offset of slot `slot` (each side counts its slot modulo `slots` itself, so 2^32 wrap-around is harmless). */
+  /**
+   * Offset of slot `slot`. Each side takes its first slot from its index when it attaches (both attach
+   * while the ring is empty, at its start position) and then counts it modulo `slots` itself: the slot
+   * follows the number of records, not the 32-bit position, so the 2^32 wrap is harmless for any slot count.
+   */
   protected slotOffset(slot: number): number {
     return this.first + slot * this.slotBytes;
   }
@@ -71,7 +75,7 @@ export class RingWriter extends RingSide {
   /** The consumer's index is impossible (more free room than slots, or less than none). */
   corrupt = false;
 
-  /** Attaches to a ring; rings are used from their creation, so positions start at 0. */
+  /** Attaches to a ring, empty, at its start position (fabric/positions.ts: 0, or near 2^32 in tests). */
   constructor(segment: Segment, base: number, slots: number, payload: number) {
     super(segment, base, slots, payload);
     this.tail = Atomics.load(this.i32, this.tailIndex);
