@@ -206,7 +206,8 @@ export class StatsObserver {
       w.segment?.close(); // swept, or replaced by its epitaph
       this.watched.delete(name);
     }
-    for (const name of this.epitaphs.keys()) if (!names.includes(name)) this.epitaphs.delete(name);
+    const listed = new Set(names);
+    for (const name of this.epitaphs.keys()) if (!listed.has(name)) this.epitaphs.delete(name);
     return { time: Date.now(), dir: this.dir, threads };
   }
 

@@ -186,7 +186,10 @@ export class StatRecord {
     this.stats?.event(kind, this.released ? -1 : this.slot, text);
   }
 
-  /** The slot is free again (the object is gone). Once: a second call does nothing. */
+  /**
+   * The object is gone: its slot keeps its final values, marked ended, until it is reused (so that the
+   * thread's epitaph holds it). Once: a second call does nothing.
+   */
   release(): void {
     if (this.released) return;
     this.released = true;
