@@ -101,6 +101,38 @@ test('a process that ends by process.exit while observed: its epitaph replaces i
   assert.equal(after.rows.find((r) => r.type === 'process' && r.pid === server.pid)?.alive, false);
 });
 
+test('rates of an exited thread the last look read: a connection made and ended since counts from 0, one that ended before does not', { timeout: 30_000 }, async (t) => {
+  const dir = tempFabricDir(t);
+  const env = { SOFTDPU_FABRIC: dir };
+  const server = spawnChild(t, 'comch-server', [JSON.stringify({ name: 'late' })], { env });
+  await server.waitFor(/^started DOCA_SUCCESS/);
+  /** A client that connects, sends `n` messages and disconnects: connection `id` on the server. */
+  const visit = async (id: number, n: number) => {
+    const client = spawnChild(t, 'comch-client', [JSON.stringify({ name: 'late' })], { env });
+    await server.waitFor(new RegExp(`^connect ${id} true`));
+    client.send(`burst 0 ${n} v${id}-`);
+    await server.waitFor(new RegExp(`^recv ${id} \\d+ v${id}-${n - 1}$`));
+    client.send('stop 0');
+    await server.waitFor(new RegExp(`^disconnect ${id} `));
+  };
+  await visit(1, 3);
+  const observer = new StatsObserver(dir);
+  t.after(() => observer.close());
+  const rates = new RateTracker();
+  const look = rates.update(observer.snapshot());
+  const serverObjects = look.rows.filter((r) => r.type === 'object' && r.pid === server.pid).map((r) => (r as ObjectRow).kind);
+  assert.deepEqual(serverObjects, ['device', 'server'], 'a live thread: its ended connection is not shown');
+  await visit(2, 5);
+  server.send('exit');
+  assert.deepEqual(await server.exited, { code: 0, signal: null });
+  const after = rates.update(observer.snapshot());
+  const conns = after.rows.filter((r): r is ObjectRow => r.type === 'object' && r.kind === 'connection' && r.pid === server.pid).map((r) => [r.name, r.ended, r.counters.recv_messages, r.rates.recv_messages]);
+  assert.deepEqual(conns, [
+    ['server connection 1', true, 3, 0],
+    ['server connection 2', true, 5, 5 / after.span],
+  ]);
+});
+
 test('a worker thread that ends leaves its epitaph: shown exited while its process lives', { timeout: 30_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const holder = spawnChild(t, 'worker-epitaph', [], { env: { SOFTDPU_FABRIC: dir } });

@@ -35,7 +35,8 @@ function rowsOfSnapshot(snap: FabricSnapshot): Seen[] {
   return snap.threads
     .flatMap((t) => [
       { key: `${t.pid}/${t.tid}`, kind: 'process', name: t.title, alive: t.alive, counters: {} },
-      ...t.objects.map((o) => ({ key: `${t.pid}/${t.tid}/${o.slot}`, kind: o.kind, name: o.name, alive: t.alive, counters: o.counters })),
+      // The page lists an object that ended only in an exited thread (its epitaph).
+      ...t.objects.filter((o) => t.exited !== undefined || !o.ended).map((o) => ({ key: `${t.pid}/${t.tid}/${o.slot}`, kind: o.kind, name: o.name, alive: t.alive, counters: o.counters })),
     ])
     .sort((a, b) => a.key.localeCompare(b.key));
 }

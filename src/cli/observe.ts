@@ -1,10 +1,11 @@
 /**
  * What `softdpu top` and `softdpu view` show, made from the observer's snapshots (fabric/stats-reader.ts):
- * one row per process thread and per object under it (in parent order), per-second rates from the
+ * one row per process thread and per live object under it (in parent order), per-second rates from the
  * difference of two snapshots, and the links between processes (their comch connections, with the
  * traffic that crosses them). Processes that exited are shown from their epitaphs (fabric/epitaphs.ts),
- * marked, with their final counters. Any object kind is shown the same way (kind, name, state, counters); an
- * object with a peer (a connection, an imported sync event) also names the process at the other end.
+ * marked, with their final counters and the objects they had destroyed. Any object kind is shown the
+ * same way (kind, name, state, counters); an object with a peer (a connection, an imported sync event)
+ * also names the process at the other end.
  */
 import type { EventSnapshot, FabricSnapshot, ObjectSnapshot, ThreadSnapshot } from '../fabric/stats-reader.js';
 import { STATE_NAMES as STATES_BY_KIND, StatKind } from '../fabric/stats.js';
@@ -156,7 +157,7 @@ const NOTHING: Record<string, number> = {};
  * Turns snapshots into rows, with rates from the snapshot before: an object's counters then and now,
  * over the time between. An object this snapshot sees for the first time counts from 0 when it cannot
  * have counted before the last one: its thread began publishing after it, or the last one read its
- * thread without it (and it is not an object that ended: live threads do not list those). So a burst that began and ended between two snapshots (a process that lived less
+ * thread without it (ended objects are read too, so one that ended long ago is no news). So a burst that began and ended between two snapshots (a process that lived less
  * than an interval, shown from its epitaph) shows in the rates of the first that sees it, and 0 after.
  * A thread shown from its epitaph has rates (its final counters are exact); one that died without one
  * (its last copy) has none: what it did after that copy is not known.
@@ -173,16 +174,16 @@ export class RateTracker {
     for (const t of threads) {
       rows.push(processRow(t));
       const known = t.alive || t.exited !== undefined;
-      const born = prev !== undefined && t.since > prev.time;
-      const read = prev !== undefined && prev.threads.has(threadId(t));
-      for (const { o, depth } of inTreeOrder(t.objects)) {
+      // Counting from 0 is right for what is new since the last look: it read this thread (ended
+      // objects included), or the thread began after it.
+      const fresh = prev !== undefined && (t.since > prev.time || prev.threads.has(threadId(t)));
+      for (const o of t.objects) values.set(`${t.pid}/${t.tid}/${o.slot}`, { identity: `${o.kind}/${o.id}/${o.name}`, counters: o.counters });
+      // A live (or killed) thread's ended objects are gone; an exited one's are what it did.
+      const shown = t.exited !== undefined ? t.objects : t.objects.filter((o) => !o.ended);
+      for (const { o, depth } of inTreeOrder(shown)) {
         const key = `${t.pid}/${t.tid}/${o.slot}`;
         const identity = `${o.kind}/${o.id}/${o.name}`;
-        values.set(key, { identity, counters: o.counters });
         const before = prev?.values.get(key);
-        // An ended object the last look did not list may have ended long before it (live threads list
-        // only live objects): it counts from 0 only if its thread is that recent.
-        const fresh = born || (read && !o.ended);
         const from = before && before.identity === identity ? before.counters : fresh ? NOTHING : undefined;
         const rates: Record<string, number> = {};
         if (from && dt > 0 && known) {

@@ -40,7 +40,10 @@ export interface ObjectSnapshot {
   peer: number;
   name: string;
   counters: Record<string, number>;
-  /** The object ended before its thread did (seen in epitaphs only: live threads list live objects). */
+  /**
+   * The object ended (destroyed; before its thread, in an epitaph): its slot keeps its final values
+   * until it is reused. `softdpu top` and `view` show ended objects of exited threads only.
+   */
   ended: boolean;
 }
 
@@ -87,8 +90,8 @@ function text(u8: Uint8Array, at: number, size: number): string {
 const MAX_EPITAPH = OFF_SLOTS + STATS_SLOTS * SLOT_SIZE;
 
 /**
- * What a stats segment's bytes say: a live segment (`epitaph` false: ended slots are skipped) or an
- * epitaph (the same layout: every slot, ended ones marked). Undefined when the bytes are not one.
+ * What a stats segment's bytes say, ended objects included (marked): a live segment, or (`epitaph`) a
+ * thread's epitaph, the same layout. Undefined when the bytes are not one.
  */
 function parse(u8: Uint8Array, i32: Int32Array, size: number, epitaph: boolean): ThreadSnapshot | undefined {
   const v = new DataView(u8.buffer, u8.byteOffset, u8.byteLength);
@@ -107,7 +110,7 @@ function parse(u8: Uint8Array, i32: Int32Array, size: number, epitaph: boolean):
       const raw = v.getUint32(base + 4, true);
       const ended = (raw & KIND_ENDED) !== 0;
       const kind = raw & ~KIND_ENDED;
-      if (kind === 0 || (ended && !epitaph)) break;
+      if (kind === 0) break;
       const names = COUNTER_NAMES[kind] ?? [];
       const u64 = U64_COUNTERS[kind];
       const counters: Record<string, number> = {};

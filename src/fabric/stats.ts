@@ -27,7 +27,8 @@
  * An object that ends leaves its slot marked ended, and slots are reused never-used first, then the
  * longest ended: so when the thread ends (its process exits, or a worker ends), the copy of the
  * segment's used part it writes to the fabric directory, its epitaph (fabric/epitaphs.ts), holds what
- * it did, the objects it had already destroyed included. Live readers skip ended slots.
+ * it did, the objects it had already destroyed included. Readers list ended slots, marked (so that a look
+ * that saw a slot end knows it is no news in the epitaph); `top` and `view` show them for exited threads.
  *
  * Kinds, their counters (COUNTER_NAMES) and states (STATE_NAMES); docs/observe.md says what they show:
  *   DEVICE       an opened device, "<pci> (<side>)".
