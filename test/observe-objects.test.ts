@@ -6,22 +6,17 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { ObjectSnapshot, ThreadSnapshot } from '../src/fabric/stats-reader.js';
+import type { ObjectSnapshot } from '../src/fabric/stats-reader.js';
 import { StatsObserver } from '../src/fabric/stats-reader.js';
 import type { EndpointReport } from './fixtures/fastpath-worker.js';
 import { type Child, cliPath, runCli, spawnChild, topJson } from './helpers/child.js';
 import { linesOf } from './helpers/comch.js';
 import { tempFabricDir } from './helpers/fabric.js';
+import { shape } from './helpers/observe.js';
 
 const RUNNING = 2; // context state (and a sync event started with doca_sync_event_start)
 const DPA_STARTED = 1;
 const THREAD_RUNNABLE = 2;
-
-/** A thread's objects without slot numbers: kind, name, state, parent's kind, peer, counters. */
-function shape(th: ThreadSnapshot) {
-  const bySlot = new Map(th.objects.map((o) => [o.slot, o]));
-  return th.objects.map((o) => ({ kind: o.kind, name: o.name, state: o.state, parent: bySlot.get(o.parent)?.kind ?? null, peer: o.peer, counters: o.counters }));
-}
 
 test('softdpu top --once --json lists exactly the sync events, the DPA, its threads and the injected fault, with their counts', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
@@ -91,14 +86,15 @@ test('softdpu top --once --json lists exactly the sync events, the DPA, its thre
   assert.deepEqual(eventOf(exporter).counters, { value: 100, waiters: 0, updates: 3 });
   assert.deepEqual(eventOf(waiter).counters, { value: 100, waiters: 0, updates: 0 });
 
+  // Rates (RATE/S) over the two looks of --once: nothing moved between them.
   const text = await runCli(t, ['top', '--once', '--fabric', dir]);
   assert.equal(text.exit.code, 0, text.stderr);
-  assert.match(text.stdout, /^softdpu top {2}\S+ {2}\d\d:\d\d:\d\d {2}3 processes, 12 objects, 0 connections, 0 msg\/s, 0 B\/s$/m);
-  assert.match(text.stdout, new RegExp(`^ +sync_event +event ${exporter.pid}:${fd} remote_pci→cpu +RUNNING +value 100  waiters 0  updates 3$`, 'm'));
-  assert.match(text.stdout, new RegExp(`^ +sync_event +event ${exporter.pid}:${fd} imported \\(remote_pci\\) ↔ ${exporter.pid} se-exporter\\.js +RUNNING +value 100  waiters 0  updates 0$`, 'm'));
-  assert.match(text.stdout, /^ +dpa +DPA of 0000:03:00\.0 +STARTED +threads 3  kernels 0  rpcs 12$/m);
-  assert.equal(text.stdout.match(/^ +dpa_thread +DPA thread \d+ \(id \d+\) +RUNNABLE +activations 4$/gm)?.length, N);
-  assert.match(text.stdout, /^ +fault +api-1 again doca_sync_event get \(api\) +injected 2$/m);
+  assert.match(text.stdout, /^softdpu top {2}\S+ {2}\d\d:\d\d:\d\d {2}3 processes, 12 objects, 0 connections, 0 msg\/s, 0 B\/s over \d+ ms$/m);
+  assert.match(text.stdout, new RegExp(`^ +sync_event +event ${exporter.pid}:${fd} remote_pci→cpu +RUNNING +0 +value 100  waiters 0  updates 3$`, 'm'));
+  assert.match(text.stdout, new RegExp(`^ +sync_event +event ${exporter.pid}:${fd} imported \\(remote_pci\\) ↔ ${exporter.pid} se-exporter\\.js +RUNNING +0 +value 100  waiters 0  updates 0$`, 'm'));
+  assert.match(text.stdout, /^ +dpa +DPA of 0000:03:00\.0 +STARTED +0 +threads 3  kernels 0  rpcs 12$/m);
+  assert.equal(text.stdout.match(/^ +dpa_thread +DPA thread \d+ \(id \d+\) +RUNNABLE +0 +activations 4$/gm)?.length, N);
+  assert.match(text.stdout, /^ +fault +api-1 again doca_sync_event get \(api\) +0 +injected 2$/m);
   assert.match(text.stdout, new RegExp(`^\\d\\d:\\d\\d:\\d\\d\\.\\d{3}  ${holder.pid} +fault +api-1: AGAIN at a get submit`, 'm'));
 });
 

@@ -18,6 +18,7 @@ import { dirname, join, relative } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { DoctorReport } from '../src/cli/doctor.js';
+import { epitaphOwner } from '../src/fabric/names.js';
 import { type Ran, runCommand, spawnChild } from './helpers/child.js';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -338,5 +339,6 @@ test('the packed tarball installs offline without scripts into a fresh project a
     assert.deepEqual(report.addon.passedOver, passedOver);
   });
 
-  assert.deepEqual(readdirSync(fabric).filter((f) => !f.startsWith('.')), [], 'nothing left in the fabric directory');
+  // The processes that exited leave their epitaphs (docs/observe.md), removed by a later sweep.
+  assert.deepEqual(readdirSync(fabric).filter((f) => !f.startsWith('.') && !epitaphOwner(f)), [], 'nothing left in the fabric directory but epitaphs');
 });

@@ -4,28 +4,14 @@
  * while observed is marked dead, then disappears after the sweep.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { test } from 'node:test';
-import type { FabricSnapshot, ThreadSnapshot } from '../src/fabric/stats-reader.js';
+import type { FabricSnapshot } from '../src/fabric/stats-reader.js';
 import { StatsObserver } from '../src/fabric/stats-reader.js';
-import { type Child, cliPath, runCli, spawnChild } from './helpers/child.js';
+import { Child, cliPath, runCli, spawnChild } from './helpers/child.js';
 import { tempFabricDir } from './helpers/fabric.js';
-
-/** A server (DPU) and a client (host) on `dir`, connected. */
-async function pair(t: Parameters<typeof spawnChild>[0], dir: string, name: string): Promise<{ server: Child; client: Child }> {
-  const env = { SOFTDPU_FABRIC: dir };
-  const server = spawnChild(t, 'comch-server', [JSON.stringify({ name })], { env });
-  await server.waitFor(/^started DOCA_SUCCESS/);
-  const client = spawnChild(t, 'comch-client', [JSON.stringify({ name })], { env });
-  await client.waitFor(/^c0 state STARTING->RUNNING/);
-  await server.waitFor(/^connect 1 true/);
-  return { server, client };
-}
-
-/** A thread's objects without slot numbers: kind, name, state, parent's kind, peer, counters. */
-function shape(th: ThreadSnapshot) {
-  const bySlot = new Map(th.objects.map((o) => [o.slot, o]));
-  return th.objects.map((o) => ({ kind: o.kind, name: o.name, state: o.state, parent: bySlot.get(o.parent)?.kind ?? null, peer: o.peer, counters: o.counters }));
-}
+import { fixturePair as pair, shape } from './helpers/observe.js';
 
 test('softdpu top --once --json lists exactly the fabric\'s objects, with their counts; --once prints them as lines', { timeout: 30_000 }, async (t) => {
   const dir = tempFabricDir(t);
@@ -57,11 +43,12 @@ test('softdpu top --once --json lists exactly the fabric\'s objects, with their 
   const text = await runCli(t, ['top', '--once', '--fabric', dir]);
   assert.equal(text.exit.code, 0, text.stderr);
   const lines = text.stdout.split('\n');
-  assert.match(lines[0]!, /^softdpu top {2}\S+ {2}\d\d:\d\d:\d\d {2}2 processes, 6 objects, 1 connection, 0 msg\/s, 0 B\/s$/);
+  assert.match(lines[0]!, /^softdpu top {2}\S+ {2}\d\d:\d\d:\d\d {2}2 processes, 6 objects, 1 connection, 0 msg\/s, 0 B\/s over \d+ ms$/);
   assert.match(text.stdout, new RegExp(`^${server.pid} +process +comch-server\\.js .* alive +0000:03:00\\.0$`, 'm'));
-  assert.match(text.stdout, new RegExp(`^ +server +top for 0000:b1:00\\.0 +RUNNING +connections 1  accepted 1  refused 0$`, 'm'));
-  assert.match(text.stdout, new RegExp(`^ +connection +server connection 1 ↔ ${client.pid} comch-client\\.js +sent 3 \\(9 B\\)  recv 5 \\(10 B\\)$`, 'm'));
-  assert.match(text.stdout, new RegExp(`^ +connection +client connection 1 ↔ ${server.pid} comch-server\\.js +sent 5 \\(10 B\\)  recv 3 \\(9 B\\)$`, 'm'));
+  // Rates over the two looks of --once: nothing moved between them.
+  assert.match(text.stdout, new RegExp(`^ +server +top for 0000:b1:00\\.0 +RUNNING +0 +connections 1  accepted 1  refused 0$`, 'm'));
+  assert.match(text.stdout, new RegExp(`^ +connection +server connection 1 ↔ ${client.pid} comch-client\\.js +0 +0 B +sent 3 \\(9 B\\)  recv 5 \\(10 B\\)$`, 'm'));
+  assert.match(text.stdout, new RegExp(`^ +connection +client connection 1 ↔ ${server.pid} comch-server\\.js +0 +0 B +sent 5 \\(10 B\\)  recv 3 \\(9 B\\)$`, 'm'));
   assert.match(text.stdout, new RegExp(`^\\d\\d:\\d\\d:\\d\\d\\.\\d{3}  ${server.pid} +connect +connection 1 from pid ${client.pid}$`, 'm'));
 });
 
@@ -116,6 +103,46 @@ test('a process killed while observed is marked dead, then gone after softdpu fa
   const after = frames().slice(seenAt).find((f) => !clientIn(f));
   assert.ok(after, 'a frame after the sweep without the killed process');
   assert.deepEqual(after.threads.map((th) => [th.pid, th.alive]), [[server.pid, true]]);
+});
+
+test('softdpu top --once looks twice: a pair under traffic has rates', { timeout: 30_000 }, async (t) => {
+  const dir = tempFabricDir(t);
+  const { client } = await pair(t, dir, 'rates');
+  const pump = setInterval(() => client.send('burst 0 20 p'), 5);
+  const rates: string[] = [];
+  try {
+    // Traffic flows throughout, but a loaded machine may stall a pair for a moment: a few frames at most.
+    for (let frame = 0; frame < 5; frame++) {
+      const { exit, stdout, stderr } = await runCli(t, ['top', '--once', '--fabric', dir]);
+      assert.equal(exit.code, 0, stderr);
+      const m = new RegExp(`^ +connection +client connection 1 ↔ \\d+ comch-server\\.js +(\\S+) +\\S+ \\S*B +sent `, 'm').exec(stdout);
+      assert.ok(m, stdout);
+      assert.match(stdout.split('\n')[0]!, /, [\d.]+[kMG]? msg\/s, \S+ \S*B\/s over \d+ ms$/);
+      rates.push(m[1]!);
+      if (m[1] !== '0') break;
+    }
+  } finally {
+    clearInterval(pump);
+  }
+  assert.ok(rates.at(-1) !== '0', `RATE/S of the client's connection, frame after frame: ${rates.join(', ')}`);
+});
+
+test('a terminal that reports 0 columns gets frames of a default width, not blank lines', { timeout: 30_000 }, async (t) => {
+  if (!existsSync('/usr/bin/script')) return t.skip('script(1) (util-linux) makes the pty this test needs: apt-get install util-linux');
+  const dir = tempFabricDir(t);
+  await pair(t, dir, 'cols');
+  const command = `stty cols 0 rows 0 && exec '${process.execPath}' '${cliPath}' top --interval 100 --fabric '${dir}'`;
+  const top = new Child(spawn('/usr/bin/script', ['-qfec', command, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] }));
+  t.after(async () => {
+    top.kill();
+    await top.exited;
+  });
+  await top.waitFor(/softdpu top {2}\S+ {2}[\d:]{8} {2}2 processes, 6 objects, 1 connection, /);
+  await top.waitFor(/PID +KIND +NAME +STATE +RATE\/S +BYTES\/S +COUNTERS/);
+  await top.waitFor(/ connection +server connection 1 ↔ \d+ comch-client\.js /);
+  top.send('q');
+  top.proc.stdin!.end(); // script(1) itself ends once its input does
+  assert.deepEqual(await top.exited, { code: 0, signal: null }, top.stderr.join(''));
 });
 
 test('top and view refuse bad options (exit 2)', { timeout: 10_000 }, async (t) => {

@@ -1,9 +1,11 @@
 /**
  * What `softdpu top` and `softdpu view` show, made from the observer's snapshots (fabric/stats-reader.ts):
- * one row per process thread and per object under it (in parent order), per-second rates from the
+ * one row per process thread and per live object under it (in parent order), per-second rates from the
  * difference of two snapshots, and the links between processes (their comch connections, with the
- * traffic that crosses them). Any object kind is shown the same way (kind, name, state, counters); an
- * object with a peer (a connection, an imported sync event) also names the process at the other end.
+ * traffic that crosses them). Processes that exited are shown from their epitaphs (fabric/epitaphs.ts),
+ * marked, with their final counters and the objects they had destroyed. Any object kind is shown the
+ * same way (kind, name, state, counters); an object with a peer (a connection, an imported sync event)
+ * also names the process at the other end.
  */
 import type { EventSnapshot, FabricSnapshot, ObjectSnapshot, ThreadSnapshot } from '../fabric/stats-reader.js';
 import { STATE_NAMES as STATES_BY_KIND, StatKind } from '../fabric/stats.js';
@@ -23,7 +25,11 @@ export interface ProcessRow {
   pid: number;
   tid: number;
   title: string;
+  /** What to call it in a word or two ({@link processName}). */
+  name: string;
   alive: boolean;
+  /** When it exited (ms since the epoch), for a thread shown from its epitaph. */
+  exited?: number;
   /** The devices its objects live on (PCI address and side), from its device objects. */
   devices: { pci: string; side: string }[];
 }
@@ -36,6 +42,10 @@ export interface ObjectRow {
   tid: number;
   slot: number;
   alive: boolean;
+  /** When its thread exited (ms since the epoch), for a thread shown from its epitaph. */
+  exited?: number;
+  /** It ended before its thread did (epitaphs only). */
+  ended: boolean;
   kind: string;
   name: string;
   /** The state in words ('RUNNING'), '' when the kind has none. */
@@ -46,7 +56,10 @@ export interface ObjectRow {
   /** The process at the other end (connections, imported sync events), else 0. */
   peer: number;
   counters: Record<string, number>;
-  /** Per second, for counters that count what happened; absent until there are two snapshots. */
+  /**
+   * Per second, for counters that count what happened, over the time between this snapshot and the one
+   * before ({@link RateTracker}); empty when that is not known.
+   */
   rates: Record<string, number>;
 }
 
@@ -75,7 +88,9 @@ export interface FabricView {
   links: Link[];
   /** Every thread's recent events, oldest first. */
   events: EventSnapshot[];
-  totals: { processes: number; dead: number; objects: number; connections: number; msgRate: number; byteRate: number };
+  /** Seconds between the snapshot the rates count from and this one (0: the first, no rates). */
+  span: number;
+  totals: { processes: number; dead: number; exited: number; objects: number; connections: number; msgRate: number; byteRate: number };
 }
 
 /** The state of an object in words. */
@@ -83,6 +98,16 @@ export function stateName(o: Pick<ObjectSnapshot, 'kind' | 'state'>): string {
   const names = STATE_NAMES[o.kind];
   if (names) return names[o.state] ?? `state ${o.state}`;
   return o.state === 0 ? '' : `state ${o.state}`;
+}
+
+/**
+ * A process's name in a word or two, from its title: a sample run as `softdpu sample NAME ...` is NAME,
+ * another `softdpu` command `softdpu <command>`, anything else its script.
+ */
+export function processName(title: string): string {
+  const m = /^softdpu (\S+)(?: (\S+))?/.exec(title);
+  if (m) return m[1] === 'sample' && m[2] && !m[2].startsWith('-') ? m[2] : `softdpu ${m[1]}`;
+  return title.split(' ')[0] ?? '';
 }
 
 /** Whether a counter counts events (and so has a rate). */
@@ -124,9 +149,21 @@ function deviceOf(o: ObjectSnapshot): { pci: string; side: string } | undefined 
   return o.kind === 'device' && m ? { pci: m[1]!, side: m[2]! } : undefined;
 }
 
-/** Turns snapshots into rows, with rates from the snapshot before. */
+/** A thread across snapshots: its process identity (pids are reused) and tid. */
+const threadId = (t: ThreadSnapshot) => `${t.pid}-${t.start}/${t.tid}`;
+const NOTHING: Record<string, number> = {};
+
+/**
+ * Turns snapshots into rows, with rates from the snapshot before: an object's counters then and now,
+ * over the time between. An object this snapshot sees for the first time counts from 0 when it cannot
+ * have counted before the last one: its thread began publishing after it, or the last one read its
+ * thread without it (ended objects are read too, so one that ended long ago is no news). So a burst that began and ended between two snapshots (a process that lived less
+ * than an interval, shown from its epitaph) shows in the rates of the first that sees it, and 0 after.
+ * A thread shown from its epitaph has rates (its final counters are exact); one that died without one
+ * (its last copy) has none: what it did after that copy is not known.
+ */
 export class RateTracker {
-  private last: { time: number; values: Map<string, { identity: string; counters: Record<string, number> }> } | undefined;
+  private last: { time: number; threads: Set<string>; values: Map<string, { identity: string; counters: Record<string, number> }> } | undefined;
 
   update(snap: FabricSnapshot): FabricView {
     const prev = this.last;
@@ -136,37 +173,65 @@ export class RateTracker {
     const threads = [...snap.threads].sort((x, y) => x.pid - y.pid || x.tid - y.tid);
     for (const t of threads) {
       rows.push(processRow(t));
-      for (const { o, depth } of inTreeOrder(t.objects)) {
+      const known = t.alive || t.exited !== undefined;
+      // Counting from 0 is right for what is new since the last look: it read this thread (ended
+      // objects included), or the thread began after it.
+      const fresh = prev !== undefined && (t.since > prev.time || prev.threads.has(threadId(t)));
+      for (const o of t.objects) values.set(`${t.pid}/${t.tid}/${o.slot}`, { identity: `${o.kind}/${o.id}/${o.name}`, counters: o.counters });
+      // A live (or killed) thread's ended objects are gone; an exited one's are what it did.
+      const shown = t.exited !== undefined ? t.objects : t.objects.filter((o) => !o.ended);
+      for (const { o, depth } of inTreeOrder(shown)) {
         const key = `${t.pid}/${t.tid}/${o.slot}`;
         const identity = `${o.kind}/${o.id}/${o.name}`;
-        values.set(key, { identity, counters: o.counters });
         const before = prev?.values.get(key);
+        const from = before && before.identity === identity ? before.counters : fresh ? NOTHING : undefined;
         const rates: Record<string, number> = {};
-        if (before && before.identity === identity && dt > 0 && t.alive) {
+        if (from && dt > 0 && known) {
           for (const [name, value] of Object.entries(o.counters)) {
-            const was = before.counters[name];
+            const was = from === NOTHING ? 0 : from[name];
             if (hasRate(name) && was !== undefined) rates[name] = Math.max(0, (value - was) / dt);
           }
         }
-        rows.push({ type: 'object', key, pid: t.pid, tid: t.tid, slot: o.slot, alive: t.alive, kind: o.kind, name: o.name, state: stateName(o), depth, id: o.id, peer: o.peer, counters: o.counters, rates });
+        rows.push({
+          type: 'object',
+          key,
+          pid: t.pid,
+          tid: t.tid,
+          slot: o.slot,
+          alive: t.alive,
+          ...(t.exited !== undefined ? { exited: t.exited } : {}),
+          ended: o.ended,
+          kind: o.kind,
+          name: o.name,
+          state: stateName(o),
+          depth,
+          id: o.id,
+          peer: o.peer,
+          counters: o.counters,
+          rates,
+        });
       }
     }
-    this.last = { time: snap.time, values };
+    // Threads read whole (not a dead one this observer never saw: it has no objects to compare).
+    this.last = { time: snap.time, threads: new Set(threads.filter((t) => t.since > 0).map(threadId)), values };
     const objects = rows.filter((r): r is ObjectRow => r.type === 'object');
     const links = linksOf(objects, threads);
     const events = threads
       .flatMap((t) => t.events)
       .sort((x, y) => x.time - y.time)
       .slice(-MAX_EVENTS);
+    const pids = (which: (t: ThreadSnapshot) => boolean) => new Set(threads.filter(which).map((t) => t.pid)).size;
     return {
       time: snap.time,
       dir: snap.dir,
       rows,
       links,
       events,
+      span: dt,
       totals: {
-        processes: new Set(threads.map((t) => t.pid)).size,
-        dead: new Set(threads.filter((t) => !t.alive).map((t) => t.pid)).size,
+        processes: pids(() => true),
+        dead: pids((t) => !t.alive && t.exited === undefined),
+        exited: pids((t) => t.exited !== undefined),
         objects: objects.length,
         connections: links.reduce((n, l) => n + l.connections, 0),
         msgRate: links.reduce((n, l) => n + l.msgRate, 0),
@@ -178,7 +243,17 @@ export class RateTracker {
 
 function processRow(t: ThreadSnapshot): ProcessRow {
   const devices = t.objects.flatMap((o) => deviceOf(o) ?? []);
-  return { type: 'process', key: `${t.pid}/${t.tid}`, pid: t.pid, tid: t.tid, title: t.title, alive: t.alive, devices };
+  return {
+    type: 'process',
+    key: `${t.pid}/${t.tid}`,
+    pid: t.pid,
+    tid: t.tid,
+    title: t.title,
+    name: processName(t.title),
+    alive: t.alive,
+    ...(t.exited !== undefined ? { exited: t.exited } : {}),
+    devices,
+  };
 }
 
 /** Connections grouped by the pair of processes they join; fast-path producers count with their connection. */

@@ -1,9 +1,11 @@
 /**
  * `softdpu top`: the fabric's processes and their objects, one line each, refreshed every second like
- * `htop`, with rates from the counters and the latest events below; `q` quits. Dead processes stay,
- * marked, until a sweep (`softdpu fabric clean`, or any process joining the fabric) removes them.
- * `--once` prints one frame; `--json` prints the observer's snapshot instead (one line per interval
- * without `--once`). Only reads: an observer changes nothing on the fabric.
+ * `htop`, with rates from the counters and the latest events below; `q` quits. Processes that exited
+ * stay a while, marked, with their final counters (their epitaphs: fabric/epitaphs.ts); dead ones
+ * (killed) until a sweep (`softdpu fabric clean`, or any process joining the fabric) removes them.
+ * `--once` prints one frame, from two looks ONCE_GAP_MS apart so that it has rates; `--json` prints the
+ * observer's snapshot instead (one line per interval without `--once`). Only reads: an observer changes
+ * nothing on the fabric.
  */
 import { StatsObserver } from '../fabric/stats-reader.js';
 import { counterText, type FabricView, type ObjectRow, RateTracker, type Row, si, bytes } from './observe.js';
@@ -16,6 +18,10 @@ export interface TopOptions {
 }
 
 const EVENTS_SHOWN = 6;
+/** Between the two looks of `--once` (or the interval, if shorter): rates need two. */
+export const ONCE_GAP_MS = 200;
+/** Width for a terminal that reports none (0 columns: some CI ptys), and for output that is not one. */
+const DEFAULT_WIDTH = 160;
 const dim = (s: string) => `\x1b[2m${s}\x1b[22m`;
 const bold = (s: string) => `\x1b[1m${s}\x1b[22m`;
 const inverse = (s: string) => `\x1b[7m${s}\x1b[27m`;
@@ -57,14 +63,29 @@ function line(cells: string[], cut: boolean): string {
   return cells.map((c, i) => (i < WIDTHS.length ? fit(c, WIDTHS[i]!, cut) : c)).join(' ');
 }
 
+/** An object's STATE: its own while its thread lives; `ended` or `at exit` in an epitaph; else `dead`. */
+function objectState(r: ObjectRow): string {
+  if (r.alive) return r.state;
+  if (r.exited === undefined) return 'dead';
+  return r.ended ? 'ended' : 'at exit';
+}
+
 function rowLine(r: Row, titles: Map<number, string>, cut: boolean): string {
   if (r.type === 'process') {
     const title = r.title || (r.alive ? '' : '(died before this observer looked: softdpu fabric clean removes it)');
-    return line([r.tid === r.pid ? String(r.pid) : `${r.pid}/${r.tid}`, 'process', title, r.alive ? 'alive' : 'DEAD', '', '', r.devices.map((d) => d.pci).join(' ')], cut);
+    const state = r.alive ? 'alive' : r.exited !== undefined ? 'EXITED' : 'DEAD';
+    const devices = r.devices.map((d) => d.pci).join(' ');
+    const last = r.exited !== undefined ? `${devices}${devices ? '  ' : ''}exited ${clock(r.exited, true)}` : devices;
+    return line([r.tid === r.pid ? String(r.pid) : `${r.pid}/${r.tid}`, 'process', title, state, '', '', last], cut);
   }
   const name = r.peer > 0 ? `${r.name} ↔ ${r.peer}${titles.has(r.peer) ? ` ${titles.get(r.peer)}` : ''}` : r.name;
   const [ops, b] = rateColumns(r);
-  return line(['', `${'  '.repeat(r.depth + 1)}${r.kind}`, name, r.alive ? r.state : 'dead', ops, b, countersText(r)], cut);
+  return line(['', `${'  '.repeat(r.depth + 1)}${r.kind}`, name, objectState(r), ops, b, countersText(r)], cut);
+}
+
+/** Over how long the rates were taken, or why there are none yet. */
+function rateSpan(view: FabricView): string {
+  return view.span > 0 ? `over ${Math.round(view.span * 1000)} ms` : '(rates need a second look)';
 }
 
 /** One frame of `softdpu top`, as lines; `interactive`: cut to the terminal's width, in color. */
@@ -74,10 +95,11 @@ export function renderTop(view: FabricView, options: { width: number; height?: n
   const paint = (style: (s: string) => string, text: string) => (interactive ? style(clip(text)) : clip(text));
   const t = view.totals;
   const titles = new Map<number, string>();
-  for (const r of view.rows) if (r.type === 'process' && !titles.has(r.pid)) titles.set(r.pid, r.title.split(' ')[0] ?? '');
+  for (const r of view.rows) if (r.type === 'process' && !titles.has(r.pid)) titles.set(r.pid, r.name);
+  const gone = [t.dead ? `${t.dead} dead` : '', t.exited ? `${t.exited} exited` : ''].filter(Boolean).join(', ');
   const summary =
-    `softdpu top  ${view.dir}  ${clock(view.time)}  ${t.processes} process${t.processes === 1 ? '' : 'es'}${t.dead ? ` (${t.dead} dead)` : ''}, ` +
-    `${t.objects} object${t.objects === 1 ? '' : 's'}, ${t.connections} connection${t.connections === 1 ? '' : 's'}, ${si(t.msgRate)} msg/s, ${bytes(t.byteRate)}/s` +
+    `softdpu top  ${view.dir}  ${clock(view.time)}  ${t.processes} process${t.processes === 1 ? '' : 'es'}${gone ? ` (${gone})` : ''}, ` +
+    `${t.objects} object${t.objects === 1 ? '' : 's'}, ${t.connections} connection${t.connections === 1 ? '' : 's'}, ${si(t.msgRate)} msg/s, ${bytes(t.byteRate)}/s ${rateSpan(view)}` +
     (interactive ? '   q: quit' : '');
   const out = [paint(bold, summary), '', paint(inverse, fit(line(HEAD, interactive), interactive ? width : 0, interactive))];
   const body = view.rows.map((r) => {
@@ -98,10 +120,16 @@ export async function top(options: TopOptions): Promise<number> {
   const observer = new StatsObserver(options.dir);
   const rates = new RateTracker();
   const out = process.stdout;
+  const width = () => out.columns || DEFAULT_WIDTH;
   if (options.once) {
-    const snap = observer.snapshot();
+    let snap = observer.snapshot();
+    if (!options.json) {
+      rates.update(snap);
+      await new Promise((resolve) => setTimeout(resolve, Math.min(ONCE_GAP_MS, options.intervalMs)));
+      snap = observer.snapshot();
+    }
     observer.close();
-    out.write(options.json ? `${JSON.stringify(snap, null, 2)}\n` : `${renderTop(rates.update(snap), { width: out.columns ?? 160, interactive: false }).join('\n')}\n`);
+    out.write(options.json ? `${JSON.stringify(snap, null, 2)}\n` : `${renderTop(rates.update(snap), { width: width(), interactive: false }).join('\n')}\n`);
     return 0;
   }
   const interactive = !options.json && out.isTTY === true;
@@ -114,7 +142,7 @@ export async function top(options: TopOptions): Promise<number> {
         out.write(`${JSON.stringify(snap)}\n`);
         return;
       }
-      const lines = renderTop(rates.update(snap), { width: out.columns ?? 160, ...(interactive ? { height: out.rows } : {}), interactive });
+      const lines = renderTop(rates.update(snap), { width: width(), ...(interactive && out.rows ? { height: out.rows } : {}), interactive });
       if (interactive) out.write(`\x1b[H${lines.map((l) => `${l}\x1b[K`).join('\n')}\x1b[J`);
       else out.write(`${lines.join('\n')}\n\n`);
     };
@@ -132,7 +160,8 @@ export async function top(options: TopOptions): Promise<number> {
     if (stdin.isTTY) {
       stdin.setRawMode(true);
       stdin.setEncoding('utf8').on('data', (key: string) => {
-        if (key === 'q' || key === 'Q' || key === '\x03' || key === '\x1b') quit();
+        // A chunk may hold several keys (typed fast, or pasted); Esc alone, not as the start of a sequence.
+        if (/[qQ\x03]/.test(key) || key === '\x1b') quit();
       });
     }
     process.once('SIGINT', quit).once('SIGTERM', quit);

@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { realpathSync, statSync } from 'node:fs';
 import { ensureFabricDir, resolveFabricDir, type SweepReport, sweepFabricDir } from './dir.js';
+import { sweepEpitaphs } from './epitaphs.js';
 import { followFabric } from './faults.js';
 import { socketPath } from './names.js';
 import type { PciAddress } from './pci.js';
@@ -47,7 +48,10 @@ export class Fabric {
     const topology = loadTopology(options.topology);
     const dir = resolveFabricDir(options.dir);
     ensureFabricDir(dir);
-    if (options.sweep !== false) sweepFabricDir(dir);
+    if (options.sweep !== false) {
+      sweepFabricDir(dir);
+      sweepEpitaphs(dir); // those of exited threads stay a while (fabric/epitaphs.ts)
+    }
     const real = realpathSync(dir);
     const st = statSync(real);
     const id = createHash('sha256').update(`${real}\0${st.dev}\0${st.ino}`).digest().subarray(0, 8);
@@ -55,9 +59,13 @@ export class Fabric {
     return new Fabric(real, topology, new Uint8Array(id));
   }
 
-  /** Removes what dead processes left (`softdpu fabric clean`). */
+  /**
+   * Removes what dead processes left (`softdpu fabric clean`), the epitaphs of exited ones included
+   * (joining keeps those a while: docs/observe.md).
+   */
   sweep(): SweepReport {
-    return sweepFabricDir(this.dir);
+    const report = sweepFabricDir(this.dir);
+    return { ...report, removed: [...report.removed, ...sweepEpitaphs(this.dir, { ms: 0, count: 0 })] };
   }
 
   /** Path for a Unix socket owned by this process. */

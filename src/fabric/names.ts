@@ -4,6 +4,11 @@
  * sweep can tell what a dead process left behind.
  *
  * Fabric entry:  <kind>.<pid>-<start>.<tag>[.sock]   e.g. conn.4711-88012.9f2c1a.sock
+ * Epitaph:       <entry>.exited                       e.g. stats.4711-88012.4711.exited
+ *
+ * An epitaph is what a thread leaves on purpose when it ends: it names its owner like the entry it
+ * follows, but it is not an entry (ENTRY does not match it), so the sweep of dead owners' entries leaves
+ * it; fabric/epitaphs.ts keeps it for a while and removes it.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
@@ -44,6 +49,20 @@ export function entryOwner(name: string): (ProcessIdentity & { kind: string; tag
   const m = ENTRY.exec(name);
   if (!m) return undefined;
   return { kind: m[1]!, pid: Number(m[2]), start: Number(m[3]), tag: m[4]! };
+}
+
+const EPITAPH_SUFFIX = '.exited';
+
+/** Name of the epitaph of this process's entry `<kind>.<pid>-<start>.<tag>` (docs/protocol.md#epitaphs). */
+export function epitaphName(kind: string, tag: string): string {
+  return entryName(kind, tag) + EPITAPH_SUFFIX;
+}
+
+/** Whose epitaph `name` is (its entry's owner, kind and tag); undefined for any other name. */
+export function epitaphOwner(name: string): (ProcessIdentity & { kind: string; tag: string }) | undefined {
+  if (!name.endsWith(EPITAPH_SUFFIX)) return undefined;
+  const entry = name.slice(0, -EPITAPH_SUFFIX.length);
+  return entry.endsWith('.sock') ? undefined : entryOwner(entry);
 }
 
 /** Label of a memfd (visible in /proc/<pid>/fd and /proc/<pid>/maps as memfd:softdpu.<kind>.<pid>). */

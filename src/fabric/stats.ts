@@ -10,10 +10,12 @@
  *
  *   64    u32 magic 'STAT'  68 u32 version  72 u32 slots  76 u32 events  80 u32 pid  84 u32 tid
  *   88    f64 process start  96 i32 event count (total written)  100 u32 reserved
+ *   104   f64 published since (ms since the epoch)  112 f64 exited (ms since the epoch; 0 but in an epitaph)
  *   128   title: 64 bytes of UTF-8 (the process's argv, shortened)
  *   192   events x 64 bytes: f64 time (ms since the epoch), u32 kind, u32 slot, 48 bytes UTF-8 text
  *   ...   slots x 256 bytes:
- *           +0 i32 generation (odd while the owner rewrites the slot's identity)   +4 u32 kind (0 free)
+ *           +0 i32 generation (odd while the owner rewrites the slot's identity)
+ *           +4 u32 kind (0 free; bit 31 set: the object ended, the slot keeps its final values until reused)
  *           +8 u32 parent slot + 1 (0: none)   +12 i32 state   +16 f64 id   +24 f64 peer pid
  *           +32 name: 64 bytes UTF-8   +96 counters x 20, 8 bytes each: an f64, except the kind's
  *               U64_COUNTERS, which hold a u64 (little-endian) exactly
@@ -21,6 +23,12 @@
  * Readers check the magic, version and sizes, copy a slot, and keep it only if its generation was even
  * and unchanged across the copy (a seqlock: the owner never waits). Counters are not under the seqlock:
  * each is one aligned 8-byte store, read whole, and may move on while a slot is copied.
+ *
+ * An object that ends leaves its slot marked ended, and slots are reused never-used first, then the
+ * longest ended: so when the thread ends (its process exits, or a worker ends), the copy of the
+ * segment's used part it writes to the fabric directory, its epitaph (fabric/epitaphs.ts), holds what
+ * it did, the objects it had already destroyed included. Readers list ended slots, marked (so that a look
+ * that saw a slot end knows it is no news in the epitaph); `top` and `view` show them for exited threads.
  *
  * Kinds, their counters (COUNTER_NAMES) and states (STATE_NAMES); docs/observe.md says what they show:
  *   DEVICE       an opened device, "<pci> (<side>)".
@@ -49,26 +57,31 @@
  *   FAULT        a fault in force in the thread: injected (its count in this thread). Published by a
  *                thread that publishes anything else on the fabric, or once a fault fires there.
  */
-import { renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { realpathSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { FreeList } from '../core/free-list.js';
 import { selfThread } from './liveness.js';
-import { entryName } from './names.js';
+import { entryName, epitaphName, tempPath } from './names.js';
 import { provideStats } from './faults.js';
 import { Segment, SEGMENT_HEADER_SIZE } from './segment.js';
 import { StatKind } from './stats-kinds.js';
 
 export const STATS_MAGIC = 0x54415453; // 'STAT'
-export const STATS_VERSION = 1;
+export const STATS_VERSION = 2;
 export const STATS_SLOTS = 256;
 export const STATS_EVENTS = 64;
 export const SLOT_SIZE = 256;
 export const EVENT_SIZE = 64;
+export const OFF_CREATED = 104;
+export const OFF_EXITED = 112;
 export const OFF_TITLE = 128;
 export const OFF_EVENTS = 192;
 export const OFF_SLOTS = OFF_EVENTS + STATS_EVENTS * EVENT_SIZE;
 export const COUNTERS = 20;
 export const NAME_BYTES = 64;
+/** Bit 31 of a slot's kind: the object ended (its slot keeps its final values until reused). */
+export const KIND_ENDED = 0x8000_0000;
 
 export { StatEvent, StatKind } from './stats-kinds.js';
 
@@ -115,6 +128,29 @@ export function counterOffset(slot: number, index: number): number {
 
 const encoder = new TextEncoder();
 
+/** The `softdpu` command's script (dist/src/cli/main.js, beside this file's dist/src/fabric/). */
+const CLI_MAIN = fileURLToPath(new URL('../cli/main.js', import.meta.url));
+
+function sameFile(a: string, b: string): boolean {
+  try {
+    return realpathSync(a) === realpathSync(b);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * What observers call a process: its script and arguments, base names, with the `softdpu` command's
+ * script (however it was started: `npx softdpu`, `node .../cli/main.js`) as `softdpu`, so that
+ * `softdpu sample NAME ...` is titled so rather than `main.js sample NAME ...`.
+ */
+export function processTitle(argv: readonly string[] = process.argv): string {
+  const [node = 'node', script, ...args] = argv;
+  const base = (a: string) => a.split('/').pop() ?? a;
+  if (script === undefined) return base(node);
+  return [sameFile(script, CLI_MAIN) ? 'softdpu' : base(script), ...args.map(base)].join(' ');
+}
+
 /**
  * The owner's handle on one slot. `c` are its counters: write them with plain stores. `u` is the same
  * memory as u64s, for the kind's U64_COUNTERS (a store there wraps modulo 2^64, as the u64 does).
@@ -151,7 +187,10 @@ export class StatRecord {
     this.stats?.event(kind, this.released ? -1 : this.slot, text);
   }
 
-  /** The slot is free again (the object is gone). Once: a second call does nothing. */
+  /**
+   * The object is gone: its slot keeps its final values, marked ended, until it is reused (so that the
+   * thread's epitaph holds it). Once: a second call does nothing.
+   */
   release(): void {
     if (this.released) return;
     this.released = true;
@@ -176,7 +215,11 @@ export class StatsWriter {
   readonly i32: Int32Array;
   private readonly view: DataView;
   private readonly u8: Uint8Array;
-  private readonly slots = new FreeList(STATS_SLOTS);
+  /** Slots never used yet; ended ones wait in `ended`, the longest ended first. */
+  private readonly fresh = new FreeList(STATS_SLOTS);
+  private readonly ended: number[] = [];
+  /** Slots 0 to used - 1 have been used: what an epitaph copies. */
+  private used = 0;
 
   constructor(dir: string) {
     this.segment = Segment.create('stats', OFF_SLOTS - SEGMENT_HEADER_SIZE + STATS_SLOTS * SLOT_SIZE);
@@ -190,7 +233,8 @@ export class StatsWriter {
     v.setUint32(80, selfThread.pid, true);
     v.setUint32(84, selfThread.tid, true);
     v.setFloat64(88, selfThread.start, true);
-    this.writeText(OFF_TITLE, NAME_BYTES, process.argv.slice(1).map((a) => a.split('/').pop()).join(' '));
+    v.setFloat64(OFF_CREATED, Date.now(), true);
+    this.writeText(OFF_TITLE, NAME_BYTES, processTitle());
     Atomics.store(this.i32, 64 / 4, STATS_MAGIC);
     const d = this.segment.descriptor;
     const file = join(dir, entryName('stats', String(selfThread.tid)));
@@ -200,8 +244,10 @@ export class StatsWriter {
     const tmp = join(dir, entryName('stats-tmp', String(selfThread.tid)));
     writeFileSync(tmp, body, { mode: 0o600 });
     renameSync(tmp, file);
-    // A process that ends normally takes its entry with it; one that is killed leaves it to the sweep.
+    // A thread that ends normally (its process exits, by process.exit or not, or a worker ends) leaves
+    // its epitaph, then takes its entry with it; one that is killed leaves its entry to the sweep.
     process.once('exit', () => {
+      this.writeEpitaph(dir);
       try {
         unlinkSync(file);
       } catch {
@@ -212,8 +258,13 @@ export class StatsWriter {
 
   /** A new slot of `kind` named `name` (under `parent`); a detached record when all slots are in use. */
   record(kind: StatKind, name: string, parent?: StatRecord, id = 0): StatRecord {
-    const slot = this.slots.take();
-    if (slot < 0) return detachedRecord();
+    let slot = this.fresh.take();
+    if (slot < 0) {
+      slot = this.ended.shift() ?? -1;
+      if (slot < 0) return detachedRecord();
+      this.orphan(slot);
+    }
+    this.used = Math.max(this.used, slot + 1);
     const base = OFF_SLOTS + slot * SLOT_SIZE;
     const gen = base / 4;
     Atomics.add(this.i32, gen, 1); // odd: being rewritten
@@ -234,13 +285,47 @@ export class StatsWriter {
     if (slot >= 0 && !this.segment.closed) this.view.setFloat64(OFF_SLOTS + slot * SLOT_SIZE + 24, pid, true);
   }
 
+  /** The object in `slot` ended: its slot keeps its final values, marked ended, until it is reused. */
   free(slot: number): void {
     if (slot < 0 || this.segment.closed) return;
     const base = OFF_SLOTS + slot * SLOT_SIZE;
     Atomics.add(this.i32, base / 4, 1);
-    this.view.setUint32(base + 4, 0, true);
+    this.view.setUint32(base + 4, (this.view.getUint32(base + 4, true) | KIND_ENDED) >>> 0, true);
     Atomics.add(this.i32, base / 4, 1);
-    this.slots.give(slot);
+    this.ended.push(slot);
+  }
+
+  /** Before `slot` is reused: ended objects under the one it held lose their parent, not get a new one. */
+  private orphan(slot: number): void {
+    for (const s of this.ended) {
+      const base = OFF_SLOTS + s * SLOT_SIZE;
+      if (this.view.getUint32(base + 8, true) !== slot + 1) continue;
+      Atomics.add(this.i32, base / 4, 1);
+      this.view.setUint32(base + 8, 0, true);
+      Atomics.add(this.i32, base / 4, 1);
+    }
+  }
+
+  /**
+   * At the thread's end: the segment's used part, as it is, to the thread's epitaph in `dir` (written
+   * whole to a temporary entry and renamed). The copy's segment header (its token) is zeroed, its slot
+   * count is the slots used, and it says when the thread exited. Never fails the exit.
+   */
+  private writeEpitaph(dir: string): void {
+    if (this.segment.closed) return;
+    try {
+      const size = OFF_SLOTS + this.used * SLOT_SIZE;
+      const copy = new Uint8Array(size);
+      copy.set(this.u8.subarray(SEGMENT_HEADER_SIZE, size), SEGMENT_HEADER_SIZE);
+      const v = new DataView(copy.buffer);
+      v.setUint32(72, this.used, true);
+      v.setFloat64(OFF_EXITED, Date.now(), true);
+      const tmp = tempPath(dir);
+      writeFileSync(tmp, copy, { mode: 0o600 });
+      renameSync(tmp, join(dir, epitaphName('stats', String(selfThread.tid))));
+    } catch {
+      // the fabric directory went first: nothing to leave a record in
+    }
   }
 
   event(kind: number, slot: number, text: string): void {

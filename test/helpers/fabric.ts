@@ -8,6 +8,17 @@ import type { TestContext } from 'node:test';
  */
 export function tempFabricDir(t: TestContext, prefix = 'sdpu-t-'): string {
   const dir = mkdtempSync(`/tmp/${prefix}`);
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  t.after(() => {
+    // The test's processes may still be ending (this runs before their own hooks kill them): one that
+    // exits meanwhile writes its epitaph into the directory (docs/observe.md), so that the last rmdir
+    // finds it not empty. Then remove what is there again.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return rmSync(dir, { recursive: true, force: true });
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOTEMPTY' || attempt === 10) throw err;
+      }
+    }
+  });
   return dir;
 }

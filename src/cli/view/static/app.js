@@ -46,22 +46,28 @@ const counterText = (name, value, kind) => (kind === 'sync_event' && name === 'v
 
 // ---- the objects table ----
 
+// What a row's state column says: its own while its thread lives; in an exited one's epitaph, whether
+// the object ended before the exit or was still there; a process killed without one is dead.
+const processState = (r) => (r.alive ? 'alive' : r.exited !== undefined ? 'EXITED' : 'DEAD');
+const objectState = (r) => (r.alive ? r.state : r.exited === undefined ? 'dead' : r.ended ? 'ended' : 'at exit');
+const goneClass = (r) => (r.alive ? '' : r.exited !== undefined ? ' dead exited' : ' dead');
+
 function renderObjects(view) {
   const titles = new Map();
-  for (const r of view.rows) if (r.type === 'process' && !titles.has(r.pid)) titles.set(r.pid, r.title.split(' ')[0]);
+  for (const r of view.rows) if (r.type === 'process' && !titles.has(r.pid)) titles.set(r.pid, r.name);
   const body = $('objects').tBodies[0];
   const rows = view.rows.map((r) => {
     if (r.type === 'process') {
       return h(
         'tr',
-        { class: `process${r.alive ? '' : ' dead'}`, 'data-key': r.key, 'data-kind': 'process', 'data-pid': r.pid, 'data-alive': r.alive },
+        { class: `process${goneClass(r)}`, 'data-key': r.key, 'data-kind': 'process', 'data-pid': r.pid, 'data-alive': r.alive, 'data-exited': r.exited ?? '' },
         h('td', {}, r.tid === r.pid ? String(r.pid) : `${r.pid}/${r.tid}`),
         h('td', {}, 'process'),
         h('td', { title: r.title }, r.title),
-        h('td', { class: 'state' }, r.alive ? 'alive' : 'DEAD'),
+        h('td', { class: 'state', title: r.exited !== undefined ? `exited at ${clock(r.exited, true)}` : '' }, processState(r)),
         h('td'),
         h('td'),
-        h('td', { class: 'devices' }, r.devices.map((d) => `${shortPci(d.pci)} (${d.side})`).join(', ')),
+        h('td', { class: 'devices' }, [r.devices.map((d) => `${shortPci(d.pci)} (${d.side})`).join(', '), r.exited !== undefined ? `exited ${clock(r.exited, true)}` : ''].filter(Boolean).join('  ')),
       );
     }
     const ops = Object.entries(r.rates).filter(([k]) => !k.endsWith('bytes')).reduce((n, [, v]) => n + v, 0);
@@ -76,11 +82,11 @@ function renderObjects(view) {
     if (r.peer > 0) name.append(h('span', { class: 'peer' }, ` ↔ ${r.peer}${titles.has(r.peer) ? ` ${titles.get(r.peer)}` : ''}`));
     return h(
       'tr',
-      { class: `object kind-${r.kind}${r.kind === 'fault' && r.counters.injected > 0 ? ' injected' : ''}${r.alive ? '' : ' dead'}`, 'data-key': r.key, 'data-kind': r.kind, 'data-pid': r.pid, 'data-alive': r.alive },
+      { class: `object kind-${r.kind}${r.kind === 'fault' && r.counters.injected > 0 ? ' injected' : ''}${goneClass(r)}`, 'data-key': r.key, 'data-kind': r.kind, 'data-pid': r.pid, 'data-alive': r.alive, 'data-exited': r.exited ?? '' },
       h('td'),
       h('td', { class: 'kind', style: `padding-left: ${0.6 + 1.1 * (r.depth + 1)}em` }, r.kind),
       name,
-      h('td', { class: 'state' }, r.alive ? r.state : 'dead'),
+      h('td', { class: 'state' }, objectState(r)),
       h('td', { class: 'num' }, Object.keys(r.rates).length ? si(ops) : ''),
       h('td', { class: 'num' }, hasBytes ? bytes(b) : ''),
       counters,
@@ -102,10 +108,14 @@ function renderEvents(view) {
 
 // ---- charts (uPlot) ----
 
-/** The links to chart: the busiest over the history, at most MAX_SERIES. */
+/**
+ * The links to chart: of those the state still lists (a pair whose processes are gone, exited ones
+ * after their epitaphs' retention, leaves the legend), the busiest over the history, at most MAX_SERIES.
+ */
 function chartKeys() {
+  const listed = new Set((state?.links ?? []).map((l) => l.key));
   const totals = new Map();
-  for (const p of history) for (const [k, [m]] of Object.entries(p.links)) totals.set(k, (totals.get(k) ?? 0) + m + 1e-9);
+  for (const p of history) for (const [k, [m]] of Object.entries(p.links)) if (listed.has(k)) totals.set(k, (totals.get(k) ?? 0) + m + 1e-9);
   return [...totals.entries()].sort((a, b) => b[1] - a[1]).slice(0, MAX_SERIES).map(([k]) => k).sort();
 }
 
@@ -223,7 +233,7 @@ function render() {
   if (!hello || !state) return;
   const t = state.totals;
   $('summary').textContent =
-    `${t.processes} process${t.processes === 1 ? '' : 'es'}${t.dead ? ` (${t.dead} dead)` : ''} · ${t.objects} objects · ` +
+    `${t.processes} process${t.processes === 1 ? '' : 'es'}${t.dead || t.exited ? ` (${[t.dead ? `${t.dead} dead` : '', t.exited ? `${t.exited} exited` : ''].filter(Boolean).join(', ')})` : ''} · ${t.objects} objects · ` +
     `${t.connections} connection${t.connections === 1 ? '' : 's'} · ${si(t.msgRate)} msg/s · ${bytes(t.byteRate)}/s · ${clock(state.time)}`;
   drawFabric($('drawing'), hello.topology, state);
   renderObjects(state);

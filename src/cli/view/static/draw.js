@@ -41,8 +41,9 @@ function processesOf(rows) {
   const byPid = new Map();
   for (const r of rows) {
     if (r.type !== 'process') continue;
-    const p = byPid.get(r.pid) ?? { pid: r.pid, title: r.title, alive: false, device: undefined };
+    const p = byPid.get(r.pid) ?? { pid: r.pid, title: r.title, name: r.name, alive: false, exited: undefined, device: undefined };
     p.alive = p.alive || r.alive;
+    p.exited = p.exited ?? r.exited;
     p.device = p.device ?? r.devices[0]?.pci;
     byPid.set(r.pid, p);
   }
@@ -79,12 +80,14 @@ export function drawFabric(svg, topology, view) {
   };
 
   const chip = (p, x, top, w) => {
-    const g = el('g', { class: `chip${p.alive ? '' : ' dead'}`, 'data-pid': p.pid });
+    const gone = p.alive ? '' : p.exited !== undefined ? 'exited' : 'dead';
+    const g = el('g', { class: `chip${gone ? ` dead ${gone}` : ''}`, 'data-pid': p.pid });
     g.append(el('rect', { x, y: top, width: w, height: CHIP_H, rx: 4 }));
     g.append(el('circle', { cx: x + 10, cy: top + CHIP_H / 2, r: 4 }));
-    const title = `${p.pid}  ${p.title.split(' ')[0]}${p.alive ? '' : '  (dead)'}`;
+    const title = `${p.pid}  ${p.name}${gone ? `  (${gone})` : ''}`;
     g.append(el('text', { x: x + 20, y: top + 16 }, title.length > 44 ? `${title.slice(0, 43)}…` : title));
-    g.append(el('title', {}, `pid ${p.pid}: ${p.title}${p.alive ? '' : ' (dead: shown until a sweep)'}`));
+    const why = { exited: ' (exited: shown for a while with its final counters)', dead: ' (dead: shown until a sweep)', '': '' }[gone];
+    g.append(el('title', {}, `pid ${p.pid}: ${p.title}${why}`));
     svg.append(g);
   };
 
