@@ -9,12 +9,16 @@
  * the DPU side "in one terminal" and runs in the background too; `softdpu top` without `--once` and
  * `softdpu view` are live and are stopped (SIGTERM) at the end of their block, once they printed; every
  * other background process must end by itself, with 0, by then.
+ *
+ * What the README says a command shows is checked where a newcomer would look: `softdpu top --once
+ * --json` run right after a sample pair lists that pair, exited, by its samples' names.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { it, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import type { FabricSnapshot } from '../src/fabric/stats-reader.js';
 import { type Child, cliPath, spawnChild } from './helpers/child.js';
 import { tempFabricDir } from './helpers/fabric.js';
 
@@ -96,6 +100,7 @@ it('the README can be followed in order: every command it shows succeeds, and no
   const blocks = shellBlocks(readme).filter((b) => b.lines.some((l) => /^(npx softdpu|node examples\/)/.test(l)));
   assert.ok(blocks.length >= 4, `the README's command blocks: ${blocks.length}`);
   let ran = 0;
+  let snapshots = 0;
   for (const block of blocks) {
     const background: Running[] = [];
     for (const [k, raw] of block.lines.entries()) {
@@ -116,6 +121,14 @@ it('the README can be followed in order: every command it shows succeeds, and no
         const inBackground = p < parts.length - 1 || /&\s*(#.*)?$/.test(part) || r.live || argv.some((a) => /_server$/.test(a));
         if (inBackground) background.push(r);
         else await ended(r);
+        if (!inBackground && argv.includes('top') && argv.includes('--json')) {
+          // Right after the pair above it: the pair is shown though both processes have exited.
+          const titles = (JSON.parse(r.child.lines.join('\n')) as FabricSnapshot).threads.filter((th) => !th.alive).map((th) => th.title);
+          for (const name of ['comch_ctrl_path_server', 'comch_ctrl_path_client']) {
+            assert.ok(titles.some((title) => title.startsWith(`softdpu sample ${name}`)), `${where}: top --once --json shows the ${name} process that exited: ${JSON.stringify(titles)}`);
+          }
+          snapshots++;
+        }
       }
     }
     for (const r of background) {
@@ -126,5 +139,6 @@ it('the README can be followed in order: every command it shows succeeds, and no
     }
     for (const r of background.filter((b) => !b.live)) await ended(r);
   }
+  assert.equal(snapshots, 1, 'the README shows one top --once --json after a pair');
   t.diagnostic(`${ran} commands from ${blocks.length} blocks`);
 });
