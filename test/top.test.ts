@@ -13,7 +13,7 @@ import { Child, cliPath, runCli, spawnChild } from './helpers/child.js';
 import { tempFabricDir } from './helpers/fabric.js';
 import { fixturePair as pair, shape } from './helpers/observe.js';
 
-test('softdpu top --once --json lists exactly the fabric\'s objects, with their counts; --once prints them as lines', { timeout: 30_000 }, async (t) => {
+test('softdpu top --once --json lists exactly the fabric\'s objects, with their counts; --once prints them as lines', { timeout: 90_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const { server, client } = await pair(t, dir, 'top');
   client.send('burst 0 5 x'); // x0..x4: 5 messages, 10 bytes
@@ -52,7 +52,7 @@ test('softdpu top --once --json lists exactly the fabric\'s objects, with their 
   assert.match(text.stdout, new RegExp(`^\\d\\d:\\d\\d:\\d\\d\\.\\d{3}  ${server.pid} +connect +connection 1 from pid ${client.pid}$`, 'm'));
 });
 
-test('an observer on a fabric under load changes no message and no order', { timeout: 30_000 }, async (t) => {
+test('an observer on a fabric under load changes no message and no order', { timeout: 90_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const { server, client } = await pair(t, dir, 'load');
   // Two observers as fast as they go: `softdpu top --json` every 50 ms, and one in this process.
@@ -78,10 +78,10 @@ test('an observer on a fabric under load changes no message and no order', { tim
   assert.ok(seen.length > 10, `the observer looked ${seen.length} times during the run`);
   assert.ok(seen.every((n, i) => i === 0 || n >= seen[i - 1]!), 'the counter it read never went back');
   assert.equal(seen.at(-1), N);
-  await top.waitFor(new RegExp(`"recv_messages":${N},`), 5_000);
+  await top.waitFor(new RegExp(`"recv_messages":${N},`), 30_000);
 });
 
-test('a process killed while observed is marked dead, then gone after softdpu fabric clean', { timeout: 30_000 }, async (t) => {
+test('a process killed while observed is marked dead, then gone after softdpu fabric clean', { timeout: 90_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const { server, client } = await pair(t, dir, 'kill');
   const top = spawnChild(t, 'top', ['top', '--json', '--interval', '100', '--fabric', dir], { script: cliPath });
@@ -91,7 +91,7 @@ test('a process killed while observed is marked dead, then gone after softdpu fa
   client.kill('SIGKILL');
   await client.exited;
   await server.waitFor(/^disconnect 1 true/);
-  const dead = await top.waitFor(new RegExp(`"pid":${client.pid},"tid":${client.pid},"start":\\d+,"title":"(?:[^"\\\\]|\\\\.)*","alive":false`), 5_000);
+  const dead = await top.waitFor(new RegExp(`"pid":${client.pid},"tid":${client.pid},"start":\\d+,"title":"(?:[^"\\\\]|\\\\.)*","alive":false`), 30_000);
   const frame = JSON.parse(dead.input!) as FabricSnapshot;
   assert.deepEqual(clientIn(frame)!.objects.map((o) => o.kind), ['device', 'client', 'connection'], 'its last copy, kept while dead');
   const clean = await runCli(t, ['fabric', 'clean', '--fabric', dir]);
@@ -105,7 +105,7 @@ test('a process killed while observed is marked dead, then gone after softdpu fa
   assert.deepEqual(after.threads.map((th) => [th.pid, th.alive]), [[server.pid, true]]);
 });
 
-test('softdpu top --once looks twice: a pair under traffic has rates', { timeout: 30_000 }, async (t) => {
+test('softdpu top --once looks twice: a pair under traffic has rates', { timeout: 90_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const { client } = await pair(t, dir, 'rates');
   const pump = setInterval(() => client.send('burst 0 20 p'), 5);
@@ -127,7 +127,7 @@ test('softdpu top --once looks twice: a pair under traffic has rates', { timeout
   assert.ok(rates.at(-1) !== '0', `RATE/S of the client's connection, frame after frame: ${rates.join(', ')}`);
 });
 
-test('a terminal that reports 0 columns gets frames of a default width, not blank lines', { timeout: 30_000 }, async (t) => {
+test('a terminal that reports 0 columns gets frames of a default width, not blank lines', { timeout: 90_000 }, async (t) => {
   if (!existsSync('/usr/bin/script')) return t.skip('script(1) (util-linux) makes the pty this test needs: apt-get install util-linux');
   const dir = tempFabricDir(t);
   await pair(t, dir, 'cols');
