@@ -12,9 +12,7 @@ import { headerFunctions } from '../src/cli/sdk-build.js';
 import { abiListSource } from '../src/cli/sdk-headers.js';
 import { DOCA_ERRORS } from '../src/core/error.js';
 import { runCommand } from './helpers/child.js';
-import { assertRan, capiFixtures, repoRoot, runProgram, sideEnv, writeSdk } from './helpers/capi.js';
-
-const CFLAGS = ['-std=gnu11', '-Wall', '-Wextra', '-Werror', '-DDOCA_ALLOW_EXPERIMENTAL_API'];
+import { assertRan, C_FLAGS, capiFixtures, ccBuild, repoRoot, runProgram, sideEnv, writeSdk } from './helpers/capi.js';
 
 test('every declared function links and is exported, the values are the reference\'s, the names the TypeScript\'s', { timeout: 180_000 }, async (t) => {
   const tree = await writeSdk(t, { cflags: '-Werror' });
@@ -30,12 +28,8 @@ test('every declared function links and is exported, the values are the referenc
   assert.equal(functions.length, marked, 'the header reader finds every declaration');
 
   writeFileSync(join(tree.scratch, 'abi_functions.h'), abiListSource(functions));
-  const abi = join(tree.scratch, 'abi');
   await t.test('abi.c builds with the C compiler and pkg-config alone, and runs without LD_LIBRARY_PATH', async (t) => {
-    const env = sideEnv(tree, 'host');
-    const flags = assertRan(await runCommand(t, 'pkg-config', ['--cflags', '--libs', 'doca-common', 'doca-comch', 'doca-argp', 'doca-dma'], tree.scratch, env, 30_000), 'pkg-config');
-    const args = [...CFLAGS, `-I${tree.scratch}`, '-o', abi, join(capiFixtures, 'abi.c'), ...flags.stdout.trim().split(/\s+/)];
-    assertRan(await runCommand(t, 'cc', args, tree.scratch, env, 60_000), 'cc abi.c');
+    const abi = await ccBuild(t, tree, 'host', join(capiFixtures, 'abi.c'), 'abi', [`-I${tree.scratch}`]);
     const ran = assertRan(await runProgram(t, abi, [], tree.scratch), 'abi');
     const lines = ran.stdout.trim().split('\n');
     assert.deepEqual(lines.filter((l) => l.startsWith('wrong')), [], 'every address is the exported symbol');
@@ -56,6 +50,6 @@ test('every declared function links and is exported, the values are the referenc
   await t.test('the DPU tree\'s headers compile the same test', async (t) => {
     const env = sideEnv(tree, 'dpu');
     const flags = assertRan(await runCommand(t, 'pkg-config', ['--cflags', 'doca-common'], tree.scratch, env, 30_000), 'pkg-config');
-    assertRan(await runCommand(t, 'cc', [...CFLAGS, '-fsyntax-only', `-I${tree.scratch}`, ...flags.stdout.trim().split(/\s+/), join(capiFixtures, 'abi.c')], tree.scratch, env, 60_000), 'cc -fsyntax-only (dpu)');
+    assertRan(await runCommand(t, 'cc', [...C_FLAGS, '-fsyntax-only', `-I${tree.scratch}`, ...flags.stdout.trim().split(/\s+/), join(capiFixtures, 'abi.c')], tree.scratch, env, 60_000), 'cc -fsyntax-only (dpu)');
   });
 });

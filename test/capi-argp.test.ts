@@ -11,7 +11,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { Ran } from './helpers/child.js';
-import { assertRan, capiFixtures, mesonBuild, repoRoot, runProgram, writeSdk } from './helpers/capi.js';
+import { assertRan, capiFixtures, ccBuild, mesonBuild, repoRoot, runProgram, writeSdk } from './helpers/capi.js';
 
 const PROGRAM = 'doca_argp_log';
 const SOURCE = join(capiFixtures, 'argp-log');
@@ -92,10 +92,10 @@ test('a DOCA program built with meson against the tree parses flags with doca_ar
 
   await t.test('a call the library does not implement answers NOT_SUPPORTED and says so once, on the SDK log', async () => {
     const r = assertRan(await run(['-p', '1']), 'stub');
-    assert.ok(r.stdout.split('\n').includes('doca_pe_create: DOCA_ERROR_NOT_SUPPORTED, DOCA_ERROR_NOT_SUPPORTED, pe NULL'), r.stdout);
-    const lines = r.stderr.split('\n').filter((l) => l.includes('doca_pe_create'));
+    assert.ok(r.stdout.split('\n').includes('doca_comch_msgq_create: DOCA_ERROR_NOT_SUPPORTED, DOCA_ERROR_NOT_SUPPORTED, msgq NULL'), r.stdout);
+    const lines = r.stderr.split('\n').filter((l) => l.includes('doca_comch_msgq_create'));
     assert.equal(lines.length, 1, r.stderr);
-    assert.match(lines[0]!, /^\[\d\d:\d\d:\d\d:\d{3}\]\[\d+\]\[DOCA\]\[WARN\]\[pe\] doca_pe_create is not implemented by softdpu's C library: it returns DOCA_ERROR_NOT_SUPPORTED \(docs\/c\.md\)$/);
+    assert.match(lines[0]!, /^\[\d\d:\d\d:\d\d:\d{3}\]\[\d+\]\[DOCA\]\[WARN\]\[comch_msgq\] doca_comch_msgq_create is not implemented by softdpu's C library: it returns DOCA_ERROR_NOT_SUPPORTED \(docs\/c\.md\)$/);
     const silenced = assertRan(await run(['-p', '1', '--sdk-log-level', '30']), '--sdk-log-level 30');
     assert.deepEqual(silenced.stderr.split('\n').filter((l) => l.includes('[DOCA]')), [], 'the SDK level filters it');
   });
@@ -164,4 +164,7 @@ test('the same program and library run clean under AddressSanitizer and UBSan, l
     const r = assertRan(await runProgram(t, host, args, tree.scratch, env), `${args.join(' ')} under ASan`, code);
     assert.doesNotMatch(r.stderr, /Sanitizer|runtime error/, `${args.join(' ')}: ${r.stderr}`);
   }
+  const log = await ccBuild(t, tree, 'host', join(capiFixtures, 'log.c'), 'log', sanitize.split(' '));
+  const r = assertRan(await runProgram(t, log, [], tree.scratch, env), 'log.c under ASan');
+  assert.ok(r.stdout.includes('log: ok') && !/Sanitizer|runtime error/.test(r.stderr), r.stderr);
 });

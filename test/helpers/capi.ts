@@ -77,6 +77,19 @@ export async function mesonBuild(t: TestContext, tree: SdkTree, side: Side, sour
   return build;
 }
 
+/** The flags every C file of these tests is compiled with. */
+export const C_FLAGS = ['-std=gnu11', '-Wall', '-Wextra', '-Werror', '-DDOCA_ALLOW_EXPERIMENTAL_API'];
+
+/** Compiles `source` with the C compiler and pkg-config's flags for DOCA's modules (one side); returns the program. */
+export async function ccBuild(t: TestContext, tree: SdkTree, side: Side, source: string, name: string, flags: string[] = []): Promise<string> {
+  const env = sideEnv(tree, side);
+  const modules = assertRan(await runCommand(t, 'pkg-config', ['--cflags', '--libs', 'doca-common', 'doca-comch', 'doca-argp', 'doca-dma'], tree.scratch, env, 30_000), 'pkg-config');
+  const out = join(tree.scratch, name);
+  const args = [...C_FLAGS, ...flags, '-o', out, source, ...modules.stdout.trim().split(/\s+/)];
+  assertRan(await runCommand(t, 'cc', args, tree.scratch, env, 60_000), `cc ${name}`);
+  return out;
+}
+
 /** Runs a built program (no LD_LIBRARY_PATH) and returns how it ran. */
 export function runProgram(t: TestContext, path: string, args: string[], cwd: string, env: Record<string, string> = {}): Promise<Ran> {
   return runCommand(t, path, args, cwd, cleanEnv(env), 30_000);
