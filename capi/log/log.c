@@ -216,7 +216,11 @@ static struct doca_log_backend *targets(void)
 	return backends != NULL ? backends : &default_backend;
 }
 
-static void emit(uint32_t level, bool sdk, const char *source, const char *format, va_list args)
+/*
+ * Writes one line to every backend that takes it. `source` names an SDK line's source; an application
+ * line's is looked up under the same lock (an unknown or unregistered one: INVALID_VALUE).
+ */
+static doca_error_t emit(uint32_t level, bool sdk, const char *source, int app_source, const char *format, va_list args)
 {
 	char stack[1024];
 	char *line = stack;
@@ -224,10 +228,17 @@ static void emit(uint32_t level, bool sdk, const char *source, const char *forma
 	struct tm tm;
 	int head, body;
 	bool wanted = false;
+	doca_error_t result = DOCA_SUCCESS;
 
 	if (!valid_level(level) || level == DOCA_LOG_LEVEL_DISABLE)
-		return;
+		return DOCA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&lock);
+	if (!sdk)
+		source = app_source >= 0 && app_source < nsources ? sources[app_source] : NULL;
+	if (source == NULL) {
+		result = DOCA_ERROR_INVALID_VALUE;
+		goto out;
+	}
 	for (struct doca_log_backend *b = targets(); b != NULL; b = b->next)
 		wanted = wanted || accepts(b, level, sdk);
 	if (!wanted)
@@ -247,10 +258,14 @@ static void emit(uint32_t level, bool sdk, const char *source, const char *forma
 		goto out;
 	if ((size_t)head + (size_t)body + 2 > sizeof(stack)) {
 		line = malloc((size_t)head + (size_t)body + 2);
-		if (line == NULL)
-			goto out; /* the stack buffer's truncated line is better than nothing */
-		memcpy(line, stack, (size_t)head);
-		vsnprintf(line + head, (size_t)body + 1, format, args);
+		if (line != NULL) {
+			memcpy(line, stack, (size_t)head);
+			vsnprintf(line + head, (size_t)body + 1, format, args);
+		} else {
+			/* Out of memory: the truncated line in the stack buffer is better than none. */
+			line = stack;
+			body = (int)sizeof(stack) - head - 2;
+		}
 	}
 	line[head + body] = '\n';
 	line[head + body + 1] = '\0';
@@ -262,6 +277,7 @@ static void emit(uint32_t level, bool sdk, const char *source, const char *forma
 		free(line);
 out:
 	pthread_mutex_unlock(&lock);
+	return result;
 }
 
 void sdpu_log_sdk(uint32_t level, const char *source, const char *format, ...)
@@ -269,30 +285,24 @@ void sdpu_log_sdk(uint32_t level, const char *source, const char *format, ...)
 	va_list args;
 
 	va_start(args, format);
-	emit(level, true, source, format, args);
+	emit(level, true, source, -1, format, args);
 	va_end(args);
 }
 
 doca_error_t doca_log(uint32_t level, int source, const char *fname, int line, const char *func, const char *format, ...)
 {
-	const char *name = NULL;
+	doca_error_t result;
 	va_list args;
 
 	(void)fname;
 	(void)line;
 	(void)func;
-	if (!valid_level(level) || level == DOCA_LOG_LEVEL_DISABLE || format == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	pthread_mutex_lock(&lock);
-	if (source >= 0 && source < nsources)
-		name = sources[source];
-	pthread_mutex_unlock(&lock);
-	if (name == NULL)
+	if (format == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
 	va_start(args, format);
-	emit(level, false, name, format, args);
+	result = emit(level, false, NULL, source, format, args);
 	va_end(args);
-	return DOCA_SUCCESS;
+	return result;
 }
 
 doca_error_t doca_log_register_source(const char *source_name, int *source)
