@@ -38,6 +38,8 @@ const ALLOWED = [
   /^docs\/images\/[\w.-]+\.(png|svg)$/,
   /^examples\/[\w.-]+\.m?js$/,
   /^src\/cli\/view\/static\/[\w.-]+\.(html|js|css)$/,
+  // The C library's sources, which `softdpu sdk` compiles (docs/c.md).
+  /^capi\/(\w+\/[\w.-]+\.[ch]|libdoca\.map)$/,
   // The one runtime dependency, bundled (`softdpu view` serves its chart library from the package).
   /^node_modules\/uplot\/(package\.json|README\.md|LICENSE|dist\/[\w.-]+)$/,
 ];

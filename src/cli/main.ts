@@ -44,6 +44,10 @@ const HELP: [command: string, text: string][] = [
                        run, --filter the scenarios whose "bench/scenario" matches, --json every figure (- for
                        stdout), --plot latency and bandwidth against message size with the targets.
                        In a source checkout only (npm run bench)`],
+  ['sdk', `  sdk --prefix DIR [--cc CC] [--cflags FLAGS]
+                       write DOCA install trees for C programs, DIR/host and DIR/dpu (headers,
+                       libdoca_*.so built from softdpu's C library with the C compiler, pkg-config
+                       files), and print the PKG_CONFIG_PATH that selects each side (docs/c.md)`],
   ['demo', `  demo                 what \`npm start\` runs: the samples' DPU and host sides as separate processes,
                        on a private fabric (--fabric is ignored)`],
 ];
@@ -197,6 +201,12 @@ const COMMANDS: Record<string, (args: string[]) => number | Promise<number>> = {
     return view({ dir: observedDir(p.values), topology, intervalMs, ...(port === undefined ? {} : { port }) });
   },
   sample,
+  async sdk(args) {
+    const p = parse('sdk', args, { prefix: { type: 'string' }, cc: { type: 'string' }, cflags: { type: 'string' } });
+    if (!p) return 0;
+    const { sdk } = await import('./sdk.js');
+    return sdk({ prefix: str(p.values.prefix), cc: str(p.values.cc), cflags: str(p.values.cflags) });
+  },
   async bench(args) {
     const p = parse('bench', args, { quick: { type: 'boolean' }, filter: { type: 'string' }, json: { type: 'string' }, plot: { type: 'string' } }, true);
     if (!p) return 0;
