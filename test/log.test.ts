@@ -51,7 +51,7 @@ test('a buffer backend gets application lines within its limits; an SDK backend 
   logLevelSetGlobalLowerLimit(LogLevel.ERROR);
   source.warn('w2');
   assert.equal(app.length, 2, 'the global lower limit caps every backend');
-  logLevelSetGlobalLowerLimit(LogLevel.TRACE);
+  logLevelSetGlobalLowerLimit(LogLevel.INFO);
   const before = logLevelGetGlobalSdkLimit();
   logLevelSetGlobalSdkLimit(LogLevel.DISABLE);
   lib.err('e2');
@@ -61,6 +61,27 @@ test('a buffer backend gets application lines within its limits; an SDK backend 
   sdkBackend.destroy();
   source.err('gone');
   assert.equal(app.length, 2);
+});
+
+test('the global lower limit sets every backend, made before or after it (a sample\'s -l 60 shows DEBUG lines)', () => {
+  const early: string[] = [];
+  const earlyBackend = logBackendCreateWithBuf((l) => early.push(l));
+  const source = logRegisterSource('global');
+  source.dbg('hidden');
+  assert.deepEqual(early, [], 'a backend starts at INFO');
+  logLevelSetGlobalLowerLimit(LogLevel.DEBUG);
+  const late: string[] = [];
+  const lateBackend = logBackendCreateWithBuf((l) => late.push(l));
+  source.dbg('shown');
+  source.trc('still hidden');
+  assert.deepEqual([early, late].map((lines) => lines.map((l) => l.replace(/^.*\]\[APP\]/, ''))), [['[DBG][global] shown\n'], ['[DBG][global] shown\n']]);
+  earlyBackend.setLevelLowerLimit(LogLevel.ERROR);
+  source.warn('w');
+  assert.equal(early.length, 1, 'a backend\'s own limit still applies after the global one');
+  assert.equal(late.length, 2);
+  logLevelSetGlobalLowerLimit(LogLevel.INFO);
+  earlyBackend.destroy();
+  lateBackend.destroy();
 });
 
 test('file backends append lines; a throwing callback backend never breaks logging', (t) => {

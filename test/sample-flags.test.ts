@@ -29,6 +29,17 @@ test('-j FILE: long names at the top level; the command line wins over the file'
   assert.doesNotMatch(log, /b1:00\.7/);
 });
 
+test('-j FILE with the comments DOCA\'s own flags files carry', { timeout: 20_000 }, async (t) => {
+  const dir = tempFabricDir(t);
+  const flags = join(dir, 'commented.json');
+  writeFileSync(flags, '{\n  // DOCA general flags\n  "doca_general_flags": { "log-level": 30 },\n  /* the program\'s own */\n  "doca_program_flags": { "pci-addr": "b1:00.7", "text": "a // not a comment" }\n}\n');
+  const run = sample(t, dir, ['comch_ctrl_path_client', '-j', flags, '--timeout', '2']);
+  await assertExit(run, 1);
+  const err = run.stderr.join('');
+  assert.match(err, /b1:00\.7/, 'the file was read, comments and all');
+  assert.ok(!err.includes('[INF]'), 'its log level applied');
+});
+
 test('-j FILE: DOCA sections and single-dash names as keys; unknown keys and wrong types are refused', { timeout: 20_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const write = (name: string, doc: unknown) => {

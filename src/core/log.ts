@@ -55,9 +55,28 @@ const envLevel = (name: string, fallback: LogLevel): LogLevel => {
   }
 };
 
-const global: Limits = { lower: LogLevel.TRACE, upper: LogLevel.CRIT, sdk: LogLevel.TRACE };
+/**
+ * The global limits (doca_log_level_set_global_*): setting one sets it on every backend it concerns
+ * (application backends for lower and upper, SDK backends for the SDK level), and a backend created
+ * later starts with them. DOCA's defaults: INFO and CRIT; INFO for SDK backends.
+ */
+const global: Limits = { lower: LogLevel.INFO, upper: LogLevel.CRIT, sdk: LogLevel.INFO };
 
 const backends = new Set<LogBackend>();
+
+/**
+ * What some backend may write, from every backend's limits: the most verbose application and SDK levels
+ * and the most severe application level. A line outside them is dropped without looking at each backend
+ * (the library's debug lines on hot paths cost one comparison). Recomputed after any change.
+ */
+let reach: { lower: number; upper: number; sdk: number } | undefined;
+
+function reachable(): { lower: number; upper: number; sdk: number } {
+  if (reach) return reach;
+  const r = { lower: 0, upper: Infinity, sdk: 0 };
+  for (const b of backends) b.widen(r);
+  return (reach = r);
+}
 
 /**
  * A log destination (`struct doca_log_backend`).
@@ -70,7 +89,7 @@ const backends = new Set<LogBackend>();
  * ```
  */
 export class LogBackend {
-  private readonly limits: Limits = { lower: LogLevel.INFO, upper: LogLevel.CRIT, sdk: LogLevel.WARNING };
+  private readonly limits: Limits = { ...global };
   private destroyed = false;
 
   /** @internal use the `logBackendCreate*` functions. */
@@ -83,21 +102,34 @@ export class LogBackend {
   ) {
     backends.add(this);
     if (!isDefault) backends.delete(defaultBackend);
+    reach = undefined;
+  }
+
+  /** @internal widens `r` (see `reachable`) by what this backend writes. */
+  widen(r: { lower: number; upper: number; sdk: number }): void {
+    if (this.acceptsApp) {
+      r.lower = Math.max(r.lower, this.limits.lower);
+      r.upper = Math.min(r.upper, this.limits.upper);
+    }
+    if (this.acceptsSdk) r.sdk = Math.max(r.sdk, this.limits.sdk);
   }
 
   /** `doca_log_backend_set_level_lower_limit`: the most verbose application level this backend writes. */
   setLevelLowerLimit(level: LogLevel): void {
     this.limits.lower = parseLogLevel(level);
+    reach = undefined;
   }
 
   /** `doca_log_backend_set_level_upper_limit`: the most severe application level this backend writes. */
   setLevelUpperLimit(level: LogLevel): void {
     this.limits.upper = parseLogLevel(level);
+    reach = undefined;
   }
 
   /** `doca_log_backend_set_sdk_level`: the most verbose SDK level this backend writes. */
   setSdkLevel(level: LogLevel): void {
     this.limits.sdk = parseLogLevel(level);
+    reach = undefined;
   }
 
   /** Removes the backend; later lines no longer reach it. */
@@ -105,14 +137,24 @@ export class LogBackend {
     if (this.destroyed) return;
     this.destroyed = true;
     backends.delete(this);
+    reach = undefined;
     this.onDestroy();
+  }
+
+  /** @internal whether a line at `level` (application or SDK) would be written here. */
+  accepts(level: LogLevel, sdk: boolean): boolean {
+    return sdk ? this.acceptsSdk && level <= this.limits.sdk : this.acceptsApp && level <= this.limits.lower && level >= this.limits.upper;
+  }
+
+  /** @internal the global limit `which` changed: the backends it concerns take it. */
+  takeGlobal(which: keyof Limits, level: LogLevel): void {
+    if (which === 'sdk' ? this.acceptsSdk : this.acceptsApp) this.limits[which] = level;
+    reach = undefined;
   }
 
   /** @internal */
   write(level: LogLevel, sdk: boolean, line: string): void {
-    if (sdk ? !this.acceptsSdk || level > this.limits.sdk : !this.acceptsApp || level > this.limits.lower || level < this.limits.upper) {
-      return;
-    }
+    if (!this.accepts(level, sdk)) return;
     try {
       this.sink(line);
     } catch {
@@ -162,9 +204,18 @@ export function logBackendCreateWithBuf(flush: (line: string) => void, options: 
   return new LogBackend(flush, !options.sdk, !!options.sdk);
 }
 
-/** `doca_log_level_set_global_lower_limit`: caps the verbosity of application lines on every backend. */
+/** Sets a global limit, and with it that limit of every backend it concerns (including the default one). */
+function setGlobal(which: keyof Limits, level: LogLevel): void {
+  global[which] = parseLogLevel(level);
+  for (const backend of [...backends, defaultBackend]) backend.takeGlobal(which, global[which]);
+}
+
+/**
+ * `doca_log_level_set_global_lower_limit`: the most verbose application level, set on every backend
+ * (`softdpu sample NAME -l 60` shows DEBUG lines); backends created later start with it.
+ */
 export function logLevelSetGlobalLowerLimit(level: LogLevel): void {
-  global.lower = parseLogLevel(level);
+  setGlobal('lower', level);
 }
 
 /** `doca_log_level_get_global_lower_limit`. */
@@ -172,9 +223,9 @@ export function logLevelGetGlobalLowerLimit(): LogLevel {
   return global.lower;
 }
 
-/** `doca_log_level_set_global_upper_limit`: the most severe application level written anywhere. */
+/** `doca_log_level_set_global_upper_limit`: the most severe application level, set on every backend. */
 export function logLevelSetGlobalUpperLimit(level: LogLevel): void {
-  global.upper = parseLogLevel(level);
+  setGlobal('upper', level);
 }
 
 /** `doca_log_level_get_global_upper_limit`. */
@@ -182,9 +233,9 @@ export function logLevelGetGlobalUpperLimit(): LogLevel {
   return global.upper;
 }
 
-/** `doca_log_level_set_global_sdk_limit`: caps the verbosity of the library's own lines. */
+/** `doca_log_level_set_global_sdk_limit`: the most verbose level of the library's own lines, set on every SDK backend. */
 export function logLevelSetGlobalSdkLimit(level: LogLevel): void {
-  global.sdk = parseLogLevel(level);
+  setGlobal('sdk', level);
 }
 
 /** `doca_log_level_get_global_sdk_limit`. */
@@ -217,16 +268,15 @@ export class LogSource {
 
   /** `doca_log`: writes one line at `level` to every backend that accepts it. */
   log(level: LogLevel, message: string): void {
-    if (level <= LogLevel.DISABLE || level > (this.sdk ? global.sdk : global.lower) || (!this.sdk && level < global.upper)) {
-      return;
-    }
+    if (!this.enabled(level)) return;
     const line = `[${stamp()}][${process.pid}][${this.sdk ? 'DOCA' : 'APP'}][${LEVEL_TAGS[level]}][${this.name}] ${message}\n`;
     for (const backend of backends) backend.write(level, this.sdk, line);
   }
 
   /** True when a line at `level` could reach some backend (to skip formatting costly messages). */
   enabled(level: LogLevel): boolean {
-    return level > LogLevel.DISABLE && level <= (this.sdk ? global.sdk : global.lower) && backends.size > 0;
+    const r = reachable();
+    return level > LogLevel.DISABLE && (this.sdk ? level <= r.sdk : level <= r.lower && level >= r.upper);
   }
 
   /** `DOCA_LOG_CRIT`. */

@@ -95,7 +95,7 @@ export function usage(spec: SampleSpec): string {
 function jsonFlags(path: string, known: Record<string, FlagSpec>, call: string): Record<string, string | boolean> {
   let doc: unknown;
   try {
-    doc = JSON.parse(readFileSync(path, 'utf8'));
+    doc = JSON.parse(withoutComments(readFileSync(path, 'utf8')));
   } catch (err) {
     throw new DocaError('INVALID_VALUE', call, `cannot read the JSON flags file ${path}: ${(err as Error).message}`);
   }
@@ -222,4 +222,29 @@ export async function withTeardown(body: () => Promise<void>, steps: readonly ((
     }
     if (!failed && first !== undefined) throw first;
   }
+}
+
+/**
+ * DOCA's flags files (its samples' `*_params.json`) carry line and block comments, which JSON does not:
+ * they are blanked out (outside strings) before parsing, keeping the lines so errors name the right one.
+ */
+export function withoutComments(text: string): string {
+  let out = '';
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === '"') {
+      const start = i;
+      for (i++; i < text.length && text[i] !== '"'; i++) if (text[i] === '\\') i++;
+      out += text.slice(start, i + 1);
+    } else if (c === '/' && text[i + 1] === '/') {
+      while (i < text.length && text[i] !== '\n') i++;
+      out += '\n';
+    } else if (c === '/' && text[i + 1] === '*') {
+      const end = text.indexOf('*/', i + 2);
+      const comment = text.slice(i, end < 0 ? text.length : end + 2);
+      out += comment.replace(/[^\n]/g, ' ');
+      i += comment.length - 1;
+    } else out += c;
+  }
+  return out;
 }
