@@ -14,8 +14,8 @@ import { ComchServer } from '../src/comch/server.js';
 import { openDeviceByPci, openRepresentorByPci } from '../src/core/dev.js';
 import { DevinfoRepFilter } from '../src/core/devinfo.js';
 import { ProgressEngine } from '../src/core/pe.js';
-import { Faults } from '../src/fabric/fault-api.js';
-import type { FaultSpec } from '../src/fabric/fault-plan.js';
+import { Faults } from '../src/fabric/faults/api.js';
+import type { FaultSpec } from '../src/fabric/faults/plan.js';
 import { ARM, HOST } from './peer-lib.js';
 
 const [plan, count, rounds] = process.argv.slice(2) as [keyof typeof plans, string, string];

@@ -85,5 +85,5 @@ export { CompletionType as DpaCompletionType } from './dpa/cq.js';
 export { DpaAsyncOps, DpaCompletion, DpaNotificationCompletion } from './dpa/completion.js';
 export { ComchConsumerCompletion, ComchDpaConsumer, ComchDpaProducer } from './dpa/comch.js';
 export { ComchMsgq, type MsgqDpa } from './comch/msgq.js';
-export { Faults, type FaultListing, type FaultTarget, type ListedFault } from './fabric/fault-api.js';
-export { FAULT_BLOBS, FAULT_EVENTS, FAULT_KINDS, type Fault, type FaultCaps, type FaultKind, type FaultMatch, type FaultPlan, type FaultSpec } from './fabric/fault-plan.js';
+export { Faults, type FaultListing, type FaultTarget, type ListedFault } from './fabric/faults/api.js';
+export { FAULT_BLOBS, FAULT_EVENTS, FAULT_KINDS, type Fault, type FaultCaps, type FaultKind, type FaultMatch, type FaultPlan, type FaultSpec } from './fabric/faults/plan.js';

@@ -10,7 +10,7 @@ import { DocaErrorCode } from '../src/core/error.js';
 import { DpaAsyncOps, DpaCompletion, DpaNotificationCompletion } from '../src/dpa/completion.js';
 import type { Dpa } from '../src/dpa/dpa.js';
 import { DpaThread } from '../src/dpa/thread.js';
-import { Faults } from '../src/fabric/fault-api.js';
+import { Faults } from '../src/fabric/faults/api.js';
 import { SyncEvent } from '../src/sync-event/sync-event.js';
 import { dpaFabric, eventually, onCleanup, startDpa, threadCount } from './helpers/dpa.js';
 import { code } from './helpers/errors.js';

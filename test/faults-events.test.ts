@@ -9,7 +9,7 @@ import { openDeviceByPci, openRepresentorByPci } from '../src/core/dev.js';
 import { DevinfoRepFilter } from '../src/core/devinfo.js';
 import { ProgressEngine } from '../src/core/pe.js';
 import { useFabric } from '../src/fabric/fabric.js';
-import { Faults } from '../src/fabric/fault-api.js';
+import { Faults } from '../src/fabric/faults/api.js';
 import { comchPair, sharedMap, until } from './helpers/comch-pair.js';
 import { tempFabricDir } from './helpers/fabric.js';
 

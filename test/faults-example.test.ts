@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { dirname, join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { Faults } from '../src/fabric/fault-api.js';
+import { Faults } from '../src/fabric/faults/api.js';
 import { type Child, spawnChild } from './helpers/child.js';
 import { tempFabricDir } from './helpers/fabric.js';
 

@@ -18,7 +18,7 @@ import { openDeviceByPci, openRepresentorByPci } from '../src/core/dev.js';
 import { DevinfoRepFilter } from '../src/core/devinfo.js';
 import { ProgressEngine } from '../src/core/pe.js';
 import { useFabric } from '../src/fabric/fabric.js';
-import { Faults } from '../src/fabric/fault-api.js';
+import { Faults } from '../src/fabric/faults/api.js';
 import type { EndpointJob } from './fixtures/fastpath-worker.js';
 import { runCli } from './helpers/child.js';
 import { startClient, startServer } from './helpers/comch.js';

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { it, type TestContext } from 'node:test';
-import type { FaultListing } from '../src/fabric/fault-api.js';
+import type { FaultListing } from '../src/fabric/faults/api.js';
 import { assertExit, runCli, sample } from './helpers/child.js';
 import { tempFabricDir } from './helpers/fabric.js';
 

@@ -1,7 +1,7 @@
 /** `softdpu devices [--json]`: the devices of the fabric, like `doca_caps --list-devs`. */
 import { type CapabilityReport, capabilityReport } from '../core/caps.js';
 import type { Fabric } from '../fabric/fabric.js';
-import { Faults } from '../fabric/fault-api.js';
+import { Faults } from '../fabric/faults/api.js';
 import type { DeviceSpec } from '../fabric/topology.js';
 import { formatListing } from './fault.js';
 

@@ -2,8 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { DocaError } from '../core/error.js';
 import type { Fabric } from '../fabric/fabric.js';
-import { type FaultListing, Faults } from '../fabric/fault-api.js';
-import type { FaultPlan, FaultSpec } from '../fabric/fault-plan.js';
+import { type FaultListing, Faults } from '../fabric/faults/api.js';
+import type { FaultPlan, FaultSpec } from '../fabric/faults/plan.js';
 import { noArguments, subcommand, UsageError } from './usage.js';
 
 export interface FaultOptions {

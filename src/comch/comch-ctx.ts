@@ -9,7 +9,7 @@ import { DocaError } from '../core/error.js';
 import { PullIterator } from '../core/pull.js';
 import type { TaskCompletionCb } from '../core/task.js';
 import type { WaitOptions } from '../core/wait.js';
-import { active as faultsActive, faultEvent } from '../fabric/faults.js';
+import { active as faultsActive, faultEvent } from '../fabric/faults/index.js';
 import type { SegmentDescriptor } from '../fabric/segment.js';
 import {
   comchCapGetMaxMsgSize,

@@ -7,7 +7,7 @@ import { type Dev, type DevRep } from '../core/dev.js';
 import { CtxState } from '../core/ctx.js';
 import { DocaError, docaErrorGetName, DocaErrorCode, type DocaErrorName } from '../core/error.js';
 import { sdkLogSource } from '../core/log.js';
-import { active as faultsActive, faultEvent } from '../fabric/faults.js';
+import { active as faultsActive, faultEvent } from '../fabric/faults/index.js';
 import { impostor } from '../fabric/peer-cred.js';
 import { isAlive } from '../fabric/liveness.js';
 import { digest } from '../fabric/names.js';

@@ -10,7 +10,7 @@
  */
 import { crc32 } from 'node:zlib';
 import { DocaError } from './error.js';
-import { active as faultsActive, faultBlob } from '../fabric/faults.js';
+import { active as faultsActive, faultBlob } from '../fabric/faults/index.js';
 import { decodeDescriptor, DESCRIPTOR_SIZE, encodeDescriptor, type SegmentDescriptor } from '../fabric/segment.js';
 
 const MAGIC = 0x42504453;

@@ -3,7 +3,7 @@
  * answers them: a comch server only on the DPU's Arm side, a client only on the host side. The
  * `doca_*_cap_*` functions and `softdpu devices` both read this one report.
  */
-import { active as faultsActive, faultCaps } from '../fabric/faults.js';
+import { active as faultsActive, faultCaps } from '../fabric/faults/index.js';
 import type { Caps, DeviceSpec } from '../fabric/topology.js';
 
 /**

@@ -9,7 +9,7 @@
  * until every allocated task has been freed.
  */
 import type { BellRef } from '../fabric/doorbell.js';
-import { active as faultsActive, faultAtStart, faultAtSubmit } from '../fabric/faults.js';
+import { active as faultsActive, faultAtStart, faultAtSubmit } from '../fabric/faults/index.js';
 import { detachedRecord, type StatRecord } from '../fabric/stats.js';
 import { DocaError, describeValue } from './error.js';
 import { Fifo } from './fifo.js';

@@ -4,7 +4,7 @@
  * memory map or an open representor still uses is refused with IN_USE.
  */
 import { type Fabric, currentFabric } from '../fabric/fabric.js';
-import { noteDevice } from '../fabric/faults.js';
+import { noteDevice } from '../fabric/faults/index.js';
 import { StatKind, type StatRecord, statRecord } from '../fabric/stats.js';
 import { Devinfo, devinfoCreateList, devinfoDestroyList, DevinfoRep, DevinfoRepFilter, ListLife, lists } from './devinfo.js';
 import { DocaError, describeValue } from './error.js';

@@ -16,7 +16,7 @@
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { Bell, type BellRef, BellState } from '../fabric/doorbell.js';
-import { active as faultsActive, faultStalled, faultStalls, stalledNap } from '../fabric/faults.js';
+import { active as faultsActive, faultStalled, faultStalls, stalledNap } from '../fabric/faults/index.js';
 import { livenessTick } from '../fabric/liveness.js';
 import { native } from '../native/load.js';
 import type { Context, WakeSource } from './ctx.js';

@@ -12,7 +12,7 @@
  * and frees them with `ack`, which advances ACK.
  */
 import { DocaError } from '../core/error.js';
-import { active as faultsActive, faultEvent } from '../fabric/faults.js';
+import { active as faultsActive, faultEvent } from '../fabric/faults/index.js';
 import { ATTACHED, COMPLETION, CQE_SIZE } from './objects.js';
 import type { DpaView } from './view.js';
 

@@ -6,7 +6,7 @@ import { accessSync, constants, lstatSync, mkdirSync, readdirSync, realpathSync,
 import { dirname, join, resolve } from 'node:path';
 import { DocaError, osError } from '../core/error.js';
 import { sdkLogSource } from '../core/log.js';
-import { foldIntoTally } from './fault-files.js';
+import { foldIntoTally } from './faults/files.js';
 import { isAlive } from './liveness.js';
 import { entryOwner, FAULT_STATS_KIND } from './names.js';
 
@@ -127,7 +127,7 @@ export function sweepFabricDir(path: string): SweepReport {
       continue;
     }
     try {
-      // A thread's fault counts outlive it in the plan's tally (fault-files.ts).
+      // A thread's fault counts outlive it in the plan's tally (faults/files.ts).
       if (owner.kind === FAULT_STATS_KIND) foldIntoTally(path, name);
       else unlinkSync(join(path, name));
       removed.push(name);

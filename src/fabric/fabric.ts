@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { realpathSync, statSync } from 'node:fs';
 import { ensureFabricDir, resolveFabricDir, type SweepReport, sweepFabricDir } from './dir.js';
 import { sweepEpitaphs } from './epitaphs.js';
-import { followFabric } from './faults.js';
+import { followFabric } from './faults/index.js';
 import { socketPath } from './names.js';
 import type { PciAddress } from './pci.js';
 import { type DeviceSpec, findDevice, loadTopology, type Topology } from './topology.js';

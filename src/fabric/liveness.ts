@@ -118,7 +118,7 @@ let passHook: (() => void) | undefined;
 
 /**
  * Runs `hook` at the end of every pass, and keeps the cadence going while it is set: the fault plan
- * (faults.ts) is re-read on this same cadence rather than on a timer of its own.
+ * (faults/sources.ts) is re-read on this same cadence rather than on a timer of its own.
  */
 export function onLivenessPass(hook: () => void): void {
   passHook = hook;

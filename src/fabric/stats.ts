@@ -63,7 +63,7 @@ import { fileURLToPath } from 'node:url';
 import { FreeList } from '../core/free-list.js';
 import { selfThread } from './liveness.js';
 import { entryName, epitaphName, tempPath } from './names.js';
-import { provideStats } from './faults.js';
+import { provideStats } from './faults/index.js';
 import { Segment, SEGMENT_HEADER_SIZE } from './segment.js';
 import { StatKind } from './stats-kinds.js';
 
@@ -381,7 +381,7 @@ export function statRecord(dir: string | undefined, kind: StatKind, name: string
   return w ? w.record(kind, name, parent, id) : detachedRecord();
 }
 
-// Faults in force get records on the fabrics this thread publishes on (fabric/faults.ts, which cannot
+// Faults in force get records on the fabrics this thread publishes on (fabric/faults/, which cannot
 // import this file: it loads without the native addon).
 onStatsWriter(
   provideStats({

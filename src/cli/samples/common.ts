@@ -15,7 +15,7 @@ import {
   parseLogLevel,
 } from '../../core/log.js';
 import { useFabric } from '../../fabric/fabric.js';
-import { Faults } from '../../fabric/fault-api.js';
+import { Faults } from '../../fabric/faults/api.js';
 import { parseFlags, UsageError } from '../usage.js';
 import { versionLine } from '../version.js';
 

@@ -10,12 +10,12 @@
  * the same injections. Where the plan comes from is faults.ts; this module runs what it is given.
  */
 import { isMainThread } from 'node:worker_threads';
-import { DocaError } from '../core/error.js';
-import { sdkLogSource } from '../core/log.js';
-import { type Fault, type FaultCaps, type FaultKind, type FaultMatch, faultSeed, mulberry32 } from './fault-plan.js';
-import { LIVENESS_INTERVAL_MS, selfThread } from './liveness.js';
-import { StatEvent } from './stats-kinds.js';
-import type { StatRecord } from './stats.js';
+import { DocaError } from '../../core/error.js';
+import { sdkLogSource } from '../../core/log.js';
+import { type Fault, type FaultCaps, type FaultKind, type FaultMatch, faultSeed, mulberry32 } from './plan.js';
+import { LIVENESS_INTERVAL_MS, selfThread } from '../liveness.js';
+import { StatEvent } from '../stats-kinds.js';
+import type { StatRecord } from '../stats.js';
 
 const log = sdkLogSource('faults');
 

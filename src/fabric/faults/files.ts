@@ -12,11 +12,11 @@
  */
 import { readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DocaError } from '../core/error.js';
-import { type Fault, parsePlan } from './fault-plan.js';
-import { isAlive } from './liveness.js';
-import { digest, entryOwner, FAULT_STATS_KIND, faultPlanPath, faultTallyPath, tempPath } from './names.js';
-import { withNameLock } from './rendezvous.js';
+import { DocaError } from '../../core/error.js';
+import { type Fault, parsePlan } from './plan.js';
+import { isAlive } from '../liveness.js';
+import { digest, entryOwner, FAULT_STATS_KIND, faultPlanPath, faultTallyPath, tempPath } from '../names.js';
+import { withNameLock } from '../rendezvous.js';
 
 const VERSION = 1;
 

@@ -3,12 +3,12 @@
  * the program and the command write the same plan the same way.
  */
 import { realpathSync } from 'node:fs';
-import { DocaError } from '../core/error.js';
-import { ensureFabricDir } from './dir.js';
-import { dropFromTally, readPlanFile, readStats, readTally, withPlanLock, writePlanFile } from './fault-files.js';
-import { inForce } from './fault-hooks.js';
-import { type Fault, type FaultPlan, type FaultSpec, parsePlan } from './fault-plan.js';
-import { publishCounts, refresh, setSourcePlan, sourcePlan } from './faults.js';
+import { DocaError } from '../../core/error.js';
+import { ensureFabricDir } from '../dir.js';
+import { dropFromTally, readPlanFile, readStats, readTally, withPlanLock, writePlanFile } from './files.js';
+import { inForce } from './hooks.js';
+import { type Fault, type FaultPlan, type FaultSpec, parsePlan } from './plan.js';
+import { publishCounts, refresh, setSourcePlan, sourcePlan } from './sources.js';
 
 /** Which plan: this process's own (no `fabric`), or a fabric's, by directory or `Fabric`. */
 export interface FaultTarget {

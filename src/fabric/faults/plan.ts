@@ -8,9 +8,9 @@
  * per target. Without `count` a fault is sticky: once it fired for a target it fires on every later
  * matching call there, as a broken part stays broken; with `count` each call draws afresh.
  */
-import { DocaError } from '../core/error.js';
-import { PciAddress } from './pci.js';
-import { DEFAULT_CAPS } from './topology.js';
+import { DocaError } from '../../core/error.js';
+import { PciAddress } from '../pci.js';
+import { DEFAULT_CAPS } from '../topology.js';
 
 /** Every kind of fault a plan can inject (docs/faults.md describes each). */
 export const FAULT_KINDS = ['crash', 'stall', 'again', 'lose-event', 'delay-event', 'corrupt-blob', 'truncate-blob', 'caps', 'driver'] as const;

@@ -1,6 +1,5 @@
 /**
- * Fault injection (docs/faults.md): where the plan in force in a thread comes from, and the hooks the
- * library calls (fault-hooks.ts, re-exported here so that loading any hook loads this module too).
+ * Where the fault plan in force in a thread comes from (docs/faults.md); hooks.ts runs what this gives it.
  *
  * Sources, all in force together: this process's own plan (`Faults.add()` without a fabric),
  * `$SOFTDPU_FAULTS` (a JSON plan or the path of one, read when the thread first joins a fabric), and the
@@ -11,27 +10,15 @@
  */
 import { existsSync, readFileSync, unlinkSync } from 'node:fs';
 import { getEnvironmentData, isMainThread, setEnvironmentData } from 'node:worker_threads';
-import { DocaError } from '../core/error.js';
-import { sdkLogSource } from '../core/log.js';
-import { planStamp, readPlanFile, writeStats } from './fault-files.js';
-import { faultOnCadence, inForce, install, onBeforeCrash, onRecordsWanted, type RunningFault, type SourcePlan, takeCountsChanged } from './fault-hooks.js';
-import { type Fault, type FaultSpec, parsePlan } from './fault-plan.js';
-import { onLivenessPass, selfThread } from './liveness.js';
-import { faultStatsPath } from './names.js';
-import type { StatRecord } from './stats.js';
+import { DocaError } from '../../core/error.js';
+import { sdkLogSource } from '../../core/log.js';
+import { planStamp, readPlanFile, writeStats } from './files.js';
+import { faultOnCadence, inForce, install, onBeforeCrash, onRecordsWanted, type RunningFault, type SourcePlan, takeCountsChanged } from './hooks.js';
+import { type Fault, type FaultSpec, parsePlan } from './plan.js';
+import { onLivenessPass, selfThread } from '../liveness.js';
+import { faultStatsPath } from '../names.js';
+import type { StatRecord } from '../stats.js';
 
-export {
-  active,
-  faultAtStart,
-  faultAtSubmit,
-  faultBlob,
-  faultCaps,
-  faultEvent,
-  faultStalled,
-  faultStalls,
-  noteDevice,
-  stalledNap,
-} from './fault-hooks.js';
 
 const log = sdkLogSource('faults');
 const SHARED = 'softdpu.faults';
