@@ -16,7 +16,6 @@ import { isIP } from 'node:net';
 import { type TestContext, test } from 'node:test';
 import { crc32 } from 'node:zlib';
 import fc from 'fast-check';
-import { BlobKind, BlobWriter } from '../src/core/blob.js';
 import { type Dev, openDeviceByPci } from '../src/core/dev.js';
 import type { DocaErrorShortName } from '../src/core/error.js';
 import { allocSharedMemory, freeSharedMemory } from '../src/core/memory.js';
@@ -25,7 +24,7 @@ import { useFabric } from '../src/fabric/fabric.js';
 import { self } from '../src/fabric/liveness.js';
 import { SEGMENT_HEADER_SIZE } from '../src/fabric/segment.js';
 import { SyncEventRemoteNet } from '../src/sync-event/remote-net.js';
-import { NET_PAYLOAD } from '../src/sync-event/remote-net-server.js';
+import { netBlob } from '../src/sync-event/remote-net-server.js';
 import { SyncEvent } from '../src/sync-event/sync-event.js';
 import { spawnChild } from './helpers/child.js';
 import { tempFabricDir } from './helpers/fabric.js';
@@ -358,12 +357,7 @@ test('remote-net blobs: damage is refused with INVALID_VALUE; a payload gives a 
   await checkProperty(
     t,
     fc.property(hostText, fc.integer({ min: 0, max: 0xffff }), fc.uint8Array({ minLength: 32, maxLength: 32 }), (text, port, secret) => {
-      const w = new BlobWriter(BlobKind.SYNC_EVENT_NET, NET_PAYLOAD, undefined);
-      w.text(0, 64, text);
-      w.view.setUint16(64, port, true);
-      w.raw(66, secret);
-      w.view.setUint16(98, 2, true); // remote-net wire version 2
-      const got = outcome(() => SyncEventRemoteNet.createFromExport(w.finish(), undefined, options), ENVELOPE, 'net blob');
+      const got = outcome(() => SyncEventRemoteNet.createFromExport(netBlob(text, port, secret), undefined, options), ENVELOPE, 'net blob');
       const named = text.split('\0')[0]!;
       assert.equal('value' in got, isIP(named) !== 0 && port !== 0, `host ${JSON.stringify(named)} port ${port}`);
       if ('value' in got) got.value.destroy();

@@ -20,14 +20,13 @@ import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { type TestContext, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import fc from 'fast-check';
-import { BlobKind, BlobWriter } from '../src/core/blob.js';
 import { openDeviceByPci } from '../src/core/dev.js';
 import { DocaError, DocaErrorCode, type DocaErrorShortName } from '../src/core/error.js';
 import { logBackendCreateWithBuf } from '../src/core/log.js';
 import { useFabric } from '../src/fabric/fabric.js';
 import { SyncEventRemoteNet } from '../src/sync-event/remote-net.js';
-import { NET_PAYLOAD } from '../src/sync-event/remote-net-server.js';
-import { frame, NET_WIRE_VERSION, NetFrame, NetOp, NONCE_SIZE, proof } from '../src/sync-event/remote-net-wire.js';
+import { netBlob } from '../src/sync-event/remote-net-server.js';
+import { frame, NetFrame, NetOp, NONCE_SIZE, proof } from '../src/sync-event/remote-net-wire.js';
 import { SyncEvent } from '../src/sync-event/sync-event.js';
 import { tempFabricDir } from './helpers/fabric.js';
 import { chunked, checkProperty } from './helpers/property.js';
@@ -160,14 +159,6 @@ class FakeExporter {
   }
 }
 
-function netBlob(port: number, secret: Uint8Array): Uint8Array {
-  const w = new BlobWriter(BlobKind.SYNC_EVENT_NET, NET_PAYLOAD, undefined);
-  w.text(0, 64, '127.0.0.1');
-  w.view.setUint16(64, port, true);
-  w.raw(66, secret);
-  w.view.setUint16(98, NET_WIRE_VERSION, true);
-  return w.finish();
-}
 
 type Op = { op: 'get' } | { op: 'set'; value: bigint } | { op: 'add'; value: bigint };
 const op: fc.Arbitrary<Op> = fc.oneof(fc.constant({ op: 'get' as const }), fc.record({ op: fc.constant('set' as const), value: u64 }), fc.record({ op: fc.constant('add' as const), value: u64 }));
@@ -198,7 +189,7 @@ test('the client, against an exporter sending generated frames, resolves with a 
     t,
     fc.asyncProperty(fc.array(script, { minLength: 1, maxLength: 2 }), fc.array(op, { minLength: 1, maxLength: 4 }), fc.boolean(), async (scripts, ops, together) => {
       fake.reset(scripts);
-      const handle = SyncEventRemoteNet.createFromExport(netBlob(port, fake.secret), undefined, { timeoutMs });
+      const handle = SyncEventRemoteNet.createFromExport(netBlob('127.0.0.1', port, fake.secret), undefined, { timeoutMs });
       const results = together ? await Promise.all(ops.map((o) => settled(run(handle, o), timeoutMs + SLACK_MS, o.op))) : [];
       for (const o of together ? [] : ops) results.push(await settled(run(handle, o), timeoutMs + SLACK_MS, o.op));
       results.forEach((r, i) => {

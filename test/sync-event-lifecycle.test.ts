@@ -2,11 +2,10 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { type TestContext, test } from 'node:test';
-import { BlobKind, BlobWriter } from '../src/core/blob.js';
 import { openDeviceByPci } from '../src/core/dev.js';
 import { allocSharedMemory } from '../src/core/memory.js';
 import { useFabric } from '../src/fabric/fabric.js';
-import { NET_PAYLOAD } from '../src/sync-event/remote-net-server.js';
+import { netBlob } from '../src/sync-event/remote-net-server.js';
 import { SyncEventRemoteNet } from '../src/sync-event/remote-net.js';
 import { SyncEvent } from '../src/sync-event/sync-event.js';
 import { spawnChild } from './helpers/child.js';
@@ -65,11 +64,8 @@ test('a remote-net operation against an exporter that never answers the handshak
   const silent = createServer(() => {});
   await new Promise<void>((resolve) => silent.listen({ host: '127.0.0.1', port: 0 }, resolve));
   try {
-    const w = new BlobWriter(BlobKind.SYNC_EVENT_NET, NET_PAYLOAD, undefined);
-    w.text(0, 64, '127.0.0.1');
-    w.view.setUint16(64, (silent.address() as { port: number }).port, true);
-    w.raw(66, new Uint8Array(32));
-    const remote = SyncEventRemoteNet.createFromExport(w.finish(), undefined, { timeoutMs: 300 });
+    const blob = netBlob('127.0.0.1', (silent.address() as { port: number }).port, new Uint8Array(32));
+    const remote = SyncEventRemoteNet.createFromExport(blob, undefined, { timeoutMs: 300 });
     await assert.rejects(remote.get(), code('TIME_OUT', /did not admit us|no answer/));
     remote.destroy();
   } finally {

@@ -21,7 +21,7 @@ import { Fifo } from '../core/fifo.js';
 import { sdkLogSource } from '../core/log.js';
 import { PullIterator } from '../core/pull.js';
 import type { WaitOptions } from '../core/wait.js';
-import { type BellRef, publishBellRef, unpublishBellRef } from '../fabric/doorbell.js';
+import { type BellRef, PeerBell, publishBellRef, unpublishBellRef } from '../fabric/doorbell.js';
 import { type ProcessIdentity, selfThread, watchProcess } from '../fabric/liveness.js';
 import { RingReader, RingWriter } from '../fabric/ring.js';
 import { StatKind, type StatRecord, statRecord } from '../fabric/stats.js';
@@ -92,6 +92,8 @@ export class ComchConnection implements WakeSource {
   private unwatchPeer: () => void = () => {};
   /** @internal The fast-path registry (consumer table) this side's context relays for. */
   readonly registry: Registry;
+  /** The peer's context, rung when this side wrote a record or made room (docs/wakeup.md). */
+  private readonly peerBell: PeerBell;
   private readonly controlOut: RingWriter;
   private readonly controlIn: RingReader;
   private lastRequest = -1;
@@ -121,6 +123,7 @@ export class ComchConnection implements WakeSource {
     this.controlOut = new RingWriter(segment, ctlOut, layout.entries * 2, CONTROL_PAYLOAD);
     this.controlIn = new RingReader(segment, ctlIn, layout.entries * 2, CONTROL_PAYLOAD);
     this.registry = new Registry(segment, layout);
+    this.peerBell = PeerBell.at(segment, SIDE.BELL(otherSide(side)), 'comch connection');
     this.stat = statRecord(owner.devinfo.fabric.dir, StatKind.CONNECTION, `${side} connection ${this.id}`, owner._stat, this.id);
     this.stat.setPeer(peer.pid);
     this.peerSide = otherSide(side);
@@ -361,7 +364,7 @@ export class ComchConnection implements WakeSource {
 
   /** Tells the peer's context to look at the connection (no syscall unless its engine sleeps). */
   private ringPeer(): void {
-    this.registry.ringContext(this.peerSide);
+    this.peerBell.ring();
   }
 
   /** The peer wrote something no valid connection holds: the connection ends with CONNECTION_ABORTED. */
@@ -490,6 +493,7 @@ export class ComchConnection implements WakeSource {
     unpublishBellRef(this.segment, SIDE.BELL(this.side));
     this.registry.close();
     this.registry.releaseBells();
+    this.peerBell.release();
     this.segment.close();
     this.iterator?.end();
     this.iterator = undefined;

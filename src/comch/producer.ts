@@ -8,7 +8,7 @@ import type { DocaBuf } from '../core/buf.js';
 import { CtxState } from '../core/ctx.js';
 import { DocaError } from '../core/error.js';
 import type { TaskCompletionCb } from '../core/task.js';
-import { openRemoteBell, releaseRemoteBell, type RemoteBell } from '../fabric/doorbell.js';
+import { PeerBell } from '../fabric/doorbell.js';
 import { descriptorKey, Segment, type SegmentDescriptor } from '../fabric/segment.js';
 import { sdkLogSource } from '../core/log.js';
 import { ComchConnection } from './connection.js';
@@ -31,8 +31,8 @@ interface Target {
   queue: QueueView;
   memory: Segment;
   /** The consumer's engine, rung after every fill. */
-  bell: RemoteBell | undefined;
-  bit: number;
+  /** The consumer's engine, rung once a completion is published. */
+  bell: PeerBell;
 }
 
 /**
@@ -141,7 +141,7 @@ export class ComchProducer extends ComchEndpoint {
     if (data.length >= 4096) copy.call(data, target.memory.u8, claim.offset);
     else target.memory.u8.set(data, claim.offset);
     target.queue.fill(claim.slot, data.length, this.endpointId, imm);
-    target.bell?.ring(target.bit);
+    target.bell.ring();
     this.stat.c[0]!++;
     this.stat.c[1]! += data.length;
     this.completeTask(task);
@@ -197,21 +197,13 @@ export class ComchProducer extends ComchEndpoint {
       log.err(`producer ${this.endpointId}: consumer ${id}: ${(err as Error).message}`);
       throw new DocaError('CONNECTION_ABORTED', call, `consumer ${id} on connection ${this.ref.id}: ${(err as Error).message}`);
     }
-    const bellRef = r.endpointBell(index);
-    let bell: RemoteBell | undefined;
-    try {
-      bell = bellRef && openRemoteBell(bellRef, call);
-    } catch {
-      bell = undefined; // its engine is gone; the connection ends soon
-    }
     const target: Target = {
       index,
       generation: r.generation(index),
       queue,
       memory,
       again: new DocaError('AGAIN', call, `consumer ${id} has no posted receive buffer; progress and submit again`),
-      bell,
-      bit: bellRef?.bit ?? 0,
+      bell: PeerBell.of(r.endpointBell(index), call),
     };
     this.targets.set(id, target);
     return target;
@@ -227,7 +219,7 @@ export class ComchProducer extends ComchEndpoint {
 
   private forget(target: Target): void {
     target.queue.segment.close();
-    if (target.bell) releaseRemoteBell(target.bell);
+    target.bell.release();
   }
 
   private memory(d: SegmentDescriptor, call: string, kinds: readonly string[]): Segment {

@@ -8,7 +8,7 @@
  * `ComchConnectionRef`) maps the segment once; attachments are shared per thread and counted.
  */
 import { DocaError } from '../core/error.js';
-import { type BellRef, openRemoteBell, publishBellRef, readBellRef, releaseRemoteBell, type RemoteBell, ringOnce } from '../fabric/doorbell.js';
+import { type BellRef, PeerBell, publishBellRef, readBellRef, ringOnce } from '../fabric/doorbell.js';
 import { recentlyAlive, selfThread, type ThreadIdentity } from '../fabric/liveness.js';
 import { decodeDescriptor, descriptorKey, encodeDescriptor, Segment, type SegmentDescriptor } from '../fabric/segment.js';
 import { CONN_CLOSED, CONN_CONNECTED, CONSUMER, type ConnLayout, ENTRY, entryOffset, FP, KIND_CONSUMER, KIND_PRODUCER, readLayout, SIDE, type Side, sideIndex } from './layout.js';
@@ -40,8 +40,11 @@ export interface ComchConnectionRef {
 export class Registry {
   readonly i32: Int32Array;
   private readonly view: DataView;
-  /** The two contexts' bells, opened when first rung. */
-  private readonly owners: { server?: { bell: RemoteBell; bit: number }; client?: { bell: RemoteBell; bit: number } } = {};
+  /**
+   * The two sides' contexts, rung when an endpoint asks its side to look at the table (the connection
+   * itself rings its peer through bells of its own).
+   */
+  private readonly sideBells: Record<Side, PeerBell>;
   /** Called after this thread reserved or released an entry (a MsgQ counts its endpoints for observers). */
   onChange: (() => void) | undefined;
 
@@ -51,6 +54,7 @@ export class Registry {
   ) {
     this.i32 = segment.i32;
     this.view = new DataView(segment.u8.buffer);
+    this.sideBells = { server: PeerBell.at(segment, SIDE.BELL('server'), 'comch endpoint table'), client: PeerBell.at(segment, SIDE.BELL('client'), 'comch endpoint table') };
   }
 
   get connected(): boolean {
@@ -209,29 +213,18 @@ export class Registry {
     this.ringOwner(side);
   }
 
-  /** Asks `side`'s context to look at the table (a consumer started or stopped). */
+  /**
+   * Asks `side`'s context to look at the table (a consumer started or stopped). Nothing rings while the
+   * context has not published its bell yet: it looks at the connection once when it does.
+   */
   ringOwner(side: Side): void {
     Atomics.add(this.i32, FP.REQUEST_BELL[side] / 4, 1);
-    this.ringContext(side);
+    this.ringSide(side);
   }
 
-  /**
-   * Rings `side`'s context for this connection (its bell reference is in the side block). Nothing happens
-   * while the context has not published one yet: it looks at the connection once when it does.
-   */
-  ringContext(side: Side): void {
-    let owner = this.owners[side];
-    if (!owner) {
-      try {
-        const ref = readBellRef(this.segment, SIDE.BELL(side), 'comch connection');
-        if (!ref) return;
-        owner = { bell: openRemoteBell(ref, 'comch connection'), bit: ref.bit };
-      } catch {
-        return; // that side's engine is gone (or published nonsense): nobody there to wake
-      }
-      this.owners[side] = owner;
-    }
-    owner.bell.ring(owner.bit);
+  /** Rings `side`'s context for this connection. */
+  ringSide(side: Side): void {
+    this.sideBells[side].ring();
   }
 
   /** The entry of the consumer with `id`, or -1. */
@@ -245,11 +238,8 @@ export class Registry {
 
   /** Lets go of the bells this registry opened (the connection or the attachment ends). */
   releaseBells(): void {
-    for (const side of ['server', 'client'] as const) {
-      const owner = this.owners[side];
-      if (owner) releaseRemoteBell(owner.bell);
-      this.owners[side] = undefined;
-    }
+    this.sideBells.server.release();
+    this.sideBells.client.release();
   }
 
   private count(side: Side, kind: number, liveOnly: boolean): number {

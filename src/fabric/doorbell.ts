@@ -294,3 +294,67 @@ export function ringOnce(ref: BellRef | undefined, call: string): void {
   bell.ring(ref.bit);
   releaseRemoteBell(bell);
 }
+
+/**
+ * One source of a peer's bell, as every ringer needs it: the reference read and the bell opened at the
+ * first ring, kept for the next ones, and looked up again once its engine is gone (another may have
+ * published itself since). It never throws: a reference not published yet, an engine that is gone or
+ * nonsense in the reference means there is nobody to wake, and a bell found gone is not opened again
+ * until the reference names another.
+ */
+export class PeerBell {
+  private bell: RemoteBell | undefined;
+  private bit = 0;
+  /** The bell (descriptor key) last found gone or unusable. */
+  private failed: string | undefined;
+
+  private constructor(
+    private readonly find: () => BellRef | undefined,
+    private readonly call: string,
+  ) {}
+
+  /** The bell whose reference is published at `offset` of `segment` (read again whenever the one open is gone). */
+  static at(segment: Segment, offset: number, call: string): PeerBell {
+    return new PeerBell(() => readBellRef(segment, offset, call), call);
+  }
+
+  /** The bell `ref` names (none: nobody to wake). */
+  static of(ref: BellRef | undefined, call: string): PeerBell {
+    return new PeerBell(() => ref, call);
+  }
+
+  /** Wakes the source's engine if it sleeps (no syscall otherwise); nothing when there is nobody to wake. */
+  ring(): void {
+    if (this.reach()) this.bell!.ring(this.bit);
+  }
+
+  /** True when there is nobody to wake (checked now: it opens the bell if it can). */
+  get unreachable(): boolean {
+    return !this.reach();
+  }
+
+  /** Lets go of the bell; a later ring looks it up again. */
+  release(): void {
+    if (this.bell) releaseRemoteBell(this.bell);
+    this.bell = undefined;
+  }
+
+  private reach(): boolean {
+    if (this.bell && !this.bell.dead) return true;
+    if (this.bell) {
+      this.failed = this.bell.key;
+      this.release();
+    }
+    let ref: BellRef | undefined;
+    try {
+      ref = this.find();
+      if (!ref || descriptorKey(ref.segment) === this.failed) return false;
+      this.bell = openRemoteBell(ref, this.call);
+      this.bit = ref.bit;
+      return true;
+    } catch {
+      if (ref) this.failed = descriptorKey(ref.segment);
+      return false;
+    }
+  }
+}

@@ -22,7 +22,7 @@
  * Trust: an importer checks the block's magic, version, size and capacity before using it (INVALID_VALUE
  * otherwise); the value's place is checked against its segment's size.
  */
-import { type BellRef, openRemoteBell, publishBellRef, readBellRef, releaseRemoteBell, type RemoteBell } from '../fabric/doorbell.js';
+import { type BellRef, PeerBell, publishBellRef } from '../fabric/doorbell.js';
 import { recentlyAlive, selfThread, type ThreadIdentity } from '../fabric/liveness.js';
 import { Segment, SEGMENT_HEADER_SIZE } from '../fabric/segment.js';
 
@@ -70,10 +70,10 @@ export function controlProblem(seg: Segment): string | undefined {
   return undefined;
 }
 
+/** A waiter's bell, for one claim of its entry (the entry's generation). */
 interface Cached {
   generation: number;
-  bell: RemoteBell;
-  bit: number;
+  bell: PeerBell;
 }
 
 /** One handle's view of an event's waiter table: ringing the waiters, and being one. */
@@ -129,7 +129,7 @@ export class Waiters {
 
   /** Lets go of every bell this handle opened. */
   close(): void {
-    for (const c of this.bells) if (c) releaseRemoteBell(c.bell);
+    for (const c of this.bells) c?.bell.release();
     this.bells.length = 0;
   }
 
@@ -160,9 +160,9 @@ export class Waiters {
     for (let i = 0; i < n; i++) {
       if (Atomics.load(this.i32, this.at(i, E_STATE)) !== 1) continue;
       if (onlyWanting && Atomics.load(this.i32, this.at(i, E_WANTS)) !== 1) continue;
-      const c = this.bell(i);
-      const dead = !c || c.bell.dead || (audit && !recentlyAlive(this.owner(i)));
-      if (!dead) c.bell.ring(c.bit);
+      const bell = this.bell(i);
+      const dead = bell.unreachable || (audit && !recentlyAlive(this.owner(i)));
+      if (!dead) bell.ring();
       else if (i !== this.entry && !recentlyAlive(this.owner(i))) this.reap(i);
     }
   }
@@ -184,20 +184,15 @@ export class Waiters {
     }
   }
 
-  /** The bell of entry `i`, opened once per claim of it; undefined for an entry that is not valid. */
-  private bell(i: number): Cached | undefined {
+  /** The bell of entry `i`, for the current claim of it (a waiter that died or wrote nonsense: unreachable). */
+  private bell(i: number): PeerBell {
     const generation = Atomics.load(this.i32, this.at(i, E_GEN));
     const cached = this.bells[i];
-    if (cached?.generation === generation) return cached;
-    if (cached) releaseRemoteBell(cached.bell);
-    this.bells[i] = undefined;
-    try {
-      const ref = readBellRef(this.control, TABLE + i * ENTRY_SIZE + E_BELL, 'doca_sync_event');
-      if (!ref) return undefined;
-      return (this.bells[i] = { generation, bell: openRemoteBell(ref, 'doca_sync_event'), bit: ref.bit });
-    } catch {
-      return undefined; // a waiter that died or wrote nonsense: nobody to wake there
-    }
+    if (cached?.generation === generation) return cached.bell;
+    cached?.bell.release();
+    const bell = PeerBell.at(this.control, TABLE + i * ENTRY_SIZE + E_BELL, 'doca_sync_event');
+    this.bells[i] = { generation, bell };
+    return bell;
   }
 
   private at(entry: number, field: number): number {

@@ -36,6 +36,16 @@ const MAX_UNREAD = 64 * 1024;
 /** Blob payload: host [64], u16 port, secret [32], u16 wire version (NET_WIRE_VERSION). */
 export const NET_PAYLOAD = 64 + 2 + 32 + 2;
 
+/** @internal The net export blob: where the exporter listens, the event's secret, the wire version it speaks. */
+export function netBlob(host: string, port: number, secret: Uint8Array, wireVersion: number = NET_WIRE_VERSION): Uint8Array {
+  const w = new BlobWriter(BlobKind.SYNC_EVENT_NET, NET_PAYLOAD, undefined);
+  w.text(0, 64, host);
+  w.view.setUint16(64, port, true);
+  w.raw(66, secret);
+  w.view.setUint16(98, wireVersion, true);
+  return w.finish();
+}
+
 export class RemoteNetServer {
   /** The listener, once asked for: concurrent exports share it. */
   private listening: Promise<Server> | undefined;
@@ -55,12 +65,7 @@ export class RemoteNetServer {
     this.listening ??= this.listen(call, host, options.port ?? 0);
     const server = await this.listening;
     const secret = (this.secret ??= randomBytes(32));
-    const w = new BlobWriter(BlobKind.SYNC_EVENT_NET, NET_PAYLOAD, undefined);
-    w.text(0, 64, host);
-    w.view.setUint16(64, (server.address() as { port: number }).port, true);
-    w.raw(66, secret);
-    w.view.setUint16(98, NET_WIRE_VERSION, true);
-    return w.finish();
+    return netBlob(host, (server.address() as { port: number }).port, secret);
   }
 
   close(): void {
