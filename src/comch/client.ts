@@ -14,7 +14,7 @@ import type { WaitOptions } from '../core/wait.js';
 import { isAlive, self } from '../fabric/liveness.js';
 import { impostor } from '../fabric/peer-cred.js';
 import { findService } from '../fabric/rendezvous.js';
-import { StatEvent, StatKind, statRecord } from '../fabric/stats.js';
+import { Counter, StatEvent, StatKind, statRecord } from '../fabric/stats.js';
 import { Segment } from '../fabric/segment.js';
 import { representorOf } from '../fabric/topology.js';
 import { comchCapClientIsSupported, comchCapGetMaxNameLen } from './caps.js';
@@ -99,7 +99,7 @@ export class ComchClient extends ComchCtx {
   /** @internal The connection ended: the client fails (RUNNING -> STOPPING -> IDLE), flushing held-back sends with `reason`. */
   _closed(connection: ComchConnection, reason: DocaError): void {
     this.removeConnection(connection);
-    this.stat.c[0] = 0;
+    this.stat.c[Counter.CLIENT.CONNECTIONS] = 0;
     this.stat.event(StatEvent.DISCONNECT, `connection ${connection.id} (server pid ${connection.peer.pid}) ${reason.code.replace('DOCA_ERROR_', '')}`);
     this.fail(reason);
   }
@@ -239,7 +239,7 @@ export class ComchClient extends ComchCtx {
     this.socket = undefined;
     const conn = new ComchConnection(this, 'client', socket, segment, layout, { pid: w.pid, start: w.start });
     this.addConnection(conn);
-    this.stat.c[0] = 1;
+    this.stat.c[Counter.CLIENT.CONNECTIONS] = 1;
     this.stat.event(StatEvent.CONNECT, `connection ${conn.id} to server pid ${w.pid}`);
     socket.write(encodeReady());
     log.info(`client for ${JSON.stringify(this.serverName)} connected to server pid ${w.pid}`);

@@ -32,6 +32,7 @@ import { ComchConsumerPostRecvTask } from './consumer-task.js';
 import { ComchEndpoint } from './endpoint.js';
 import { type ComchReceived, consumerMessages } from './fastpath-adapters.js';
 import { CONSUMER } from './layout.js';
+import { Counter } from '../fabric/stats.js';
 import { SEGMENT_HEADER_SIZE } from '../fabric/segment.js';
 import type { ComchConnectionRef } from './registry.js';
 
@@ -165,7 +166,7 @@ export class ComchConsumer extends ComchEndpoint {
     buf._check('doca_task_submit');
     this.queue!.post(this.memoryOffset + buf._headOffset, buf.getLen());
     this.posted.push(task);
-    this.stat.c[0]!++;
+    this.stat.c[Counter.CONSUMER.POSTED]!++;
   }
 
   protected _doStart(): boolean {
@@ -255,8 +256,8 @@ export class ComchConsumer extends ComchEndpoint {
       q.release();
       task._received(filled);
       this.completeTask(task);
-      this.stat.c[1]!++;
-      this.stat.c[2]! += filled.length;
+      this.stat.c[Counter.CONSUMER.RECEIVED]!++;
+      this.stat.c[Counter.CONSUMER.RECEIVED_BYTES]! += filled.length;
     }
   }
 

@@ -15,7 +15,7 @@ import type { Dev } from '../core/dev.js';
 import { capabilityReport } from '../core/caps.js';
 import { DocaError, describeValue } from '../core/error.js';
 import type { Segment } from '../fabric/segment.js';
-import { detachedRecord, StatKind, type StatRecord, statRecord } from '../fabric/stats.js';
+import { Counter, detachedRecord, StatKind, type StatRecord, statRecord } from '../fabric/stats.js';
 import { ComchConsumer } from './consumer.js';
 import { connLayout, createConnSegment } from './layout.js';
 import { ComchProducer } from './producer.js';
@@ -148,8 +148,8 @@ export class ComchMsgq {
     this.stat = stat;
     // Endpoints of this thread come and go through the shared registry: count both sides then.
     registry.onChange = () => {
-      stat.c[0] = registry.consumers(CPU_SIDE) + registry.consumers(DPA_SIDE);
-      stat.c[1] = registry.producers(CPU_SIDE) + registry.producers(DPA_SIDE);
+      stat.c[Counter.MSGQ.CONSUMERS] = registry.consumers(CPU_SIDE) + registry.consumers(DPA_SIDE);
+      stat.c[Counter.MSGQ.PRODUCERS] = registry.producers(CPU_SIDE) + registry.producers(DPA_SIDE);
     };
   }
 

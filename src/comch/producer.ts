@@ -10,6 +10,7 @@ import { DocaError } from '../core/error.js';
 import type { TaskCompletionCb } from '../core/task.js';
 import { PeerBell } from '../fabric/doorbell.js';
 import { descriptorKey, Segment, type SegmentDescriptor } from '../fabric/segment.js';
+import { Counter } from '../fabric/stats.js';
 import { sdkLogSource } from '../core/log.js';
 import { ComchConnection } from './connection.js';
 import { MAX_IMM, QueueView } from './consumer-queue.js';
@@ -132,7 +133,7 @@ export class ComchProducer extends ComchEndpoint {
     const data = task._buf?.getData() ?? NO_DATA;
     const claim = target.queue.claim(data.length, this.entry + 1);
     if (claim === 'empty') {
-      this.stat.c[2]!++;
+      this.stat.c[Counter.PRODUCER.AGAIN]!++;
       throw target.again;
     }
     if ('tooSmall' in claim) throw new DocaError('INVALID_VALUE', call, `a ${data.length}-byte payload exceeds consumer ${consumerId}'s next posted buffer (${claim.tooSmall} bytes)`);
@@ -142,8 +143,8 @@ export class ComchProducer extends ComchEndpoint {
     else target.memory.u8.set(data, claim.offset);
     target.queue.fill(claim.slot, data.length, this.endpointId, imm);
     target.bell.ring();
-    this.stat.c[0]!++;
-    this.stat.c[1]! += data.length;
+    this.stat.c[Counter.PRODUCER.SENT]!++;
+    this.stat.c[Counter.PRODUCER.SENT_BYTES]! += data.length;
     this.completeTask(task);
   }
 

@@ -14,7 +14,7 @@ import { digest } from '../fabric/names.js';
 import { claimName, listenService } from '../fabric/rendezvous.js';
 import type { Segment } from '../fabric/segment.js';
 import { self } from '../fabric/liveness.js';
-import { StatEvent, StatKind, statRecord } from '../fabric/stats.js';
+import { Counter, StatEvent, StatKind, statRecord } from '../fabric/stats.js';
 import { comchConsumerCapGetMaxConsumers, comchProducerCapGetMaxProducers, comchCapGetMaxClients, comchCapGetMaxMsgSize, comchCapGetMaxNameLen, comchCapGetMaxRecvQueueSize, comchCapServerIsSupported } from './caps.js';
 import { ComchCtx, type ComchEvent } from './comch-ctx.js';
 import { ComchConnection } from './connection.js';
@@ -153,7 +153,7 @@ export class ComchServer extends ComchCtx {
 
   _closed(connection: ComchConnection, reason: DocaError, heldBack: ComchSendTask[]): void {
     this.removeConnection(connection);
-    this.stat.c[0] = this.conns.length;
+    this.stat.c[Counter.SERVER.CONNECTIONS] = this.conns.length;
     this.stat.event(StatEvent.DISCONNECT, `connection ${connection.id} (pid ${connection.peer.pid}) ${reason.code.replace('DOCA_ERROR_', '')}`);
     for (const task of heldBack) this._sendDone(task, reason);
     log.dbg(`server ${JSON.stringify(this.serverName)}: connection ${connection.id} ended (${reason.code})`);
@@ -231,7 +231,7 @@ export class ComchServer extends ComchCtx {
     };
     const drop = (why: string, reject?: { code: DocaErrorName; reason: string }) => {
       if (done) return;
-      this.stat.c[2]++;
+      this.stat.c[Counter.SERVER.REFUSED]++;
       log.warn(`server ${JSON.stringify(this.serverName)}: ${why}; dropping that peer`);
       finish();
       welcomed?.segment.close();
@@ -266,8 +266,8 @@ export class ComchServer extends ComchCtx {
           finish();
           const conn = new ComchConnection(this, 'server', socket, welcomed.segment, welcomed.layout, { pid: welcomed.hello.pid, start: welcomed.hello.start });
           this.addConnection(conn);
-          this.stat.c[0] = this.conns.length;
-          this.stat.c[1]++;
+          this.stat.c[Counter.SERVER.CONNECTIONS] = this.conns.length;
+          this.stat.c[Counter.SERVER.ACCEPTED]++;
           this.stat.event(StatEvent.CONNECT, `connection ${conn.id} from pid ${conn.peer.pid}`);
           log.info(`server ${JSON.stringify(this.serverName)}: client pid ${welcomed.hello.pid} connected (connection ${conn.id})`);
           const cb = this.connectCb;

@@ -65,7 +65,7 @@ import { selfThread } from './liveness.js';
 import { entryName, epitaphName, tempPath } from './names.js';
 import { provideStats } from './faults/index.js';
 import { Segment, SEGMENT_HEADER_SIZE } from './segment.js';
-import { StatKind } from './stats-kinds.js';
+import { Counter, StatKind } from './stats-kinds.js';
 
 export const STATS_MAGIC = 0x54415453; // 'STAT'
 export const STATS_VERSION = 2;
@@ -83,26 +83,16 @@ export const NAME_BYTES = 64;
 /** Bit 31 of a slot's kind: the object ended (its slot keeps its final values until reused). */
 export const KIND_ENDED = 0x8000_0000;
 
-export { StatEvent, StatKind } from './stats-kinds.js';
+export { Counter, StatEvent, StatKind } from './stats-kinds.js';
 
-/** The counters of each kind, by index (readers name them with this). */
-export const COUNTER_NAMES: Record<number, readonly string[]> = {
-  [StatKind.SERVER]: ['connections', 'accepted', 'refused'],
-  [StatKind.CLIENT]: ['connections'],
-  [StatKind.CONNECTION]: ['sent_messages', 'sent_bytes', 'recv_messages', 'recv_bytes'],
-  [StatKind.CONSUMER]: ['posted', 'received', 'received_bytes', 'failed'],
-  [StatKind.PRODUCER]: ['sent', 'sent_bytes', 'again', 'failed'],
-  [StatKind.SYNC_EVENT]: ['value', 'waiters', 'updates'],
-  [StatKind.DPA]: ['threads', 'kernels', 'rpcs'],
-  [StatKind.DPA_THREAD]: ['activations'],
-  [StatKind.MSGQ]: ['consumers', 'producers'],
-  [StatKind.FAULT]: ['injected'],
-  [StatKind.DEVICE]: [],
-};
+/** The counters of each kind, by index (readers name them with this), from `Counter`. */
+export const COUNTER_NAMES: Record<number, readonly string[]> = Object.fromEntries(
+  Object.entries(Counter).map(([kind, counters]) => [StatKind[kind as keyof typeof StatKind], Object.entries(counters).sort((a, b) => a[1] - b[1]).map(([name]) => name.toLowerCase())]),
+);
 
 /** Counters that hold a u64 (index by kind): written through `StatRecord.u`, read as u64. */
 export const U64_COUNTERS: Record<number, readonly number[]> = {
-  [StatKind.SYNC_EVENT]: [0],
+  [StatKind.SYNC_EVENT]: [Counter.SYNC_EVENT.VALUE],
 };
 
 /** Context states (core/ctx.ts CtxState), for the kinds that are contexts. */

@@ -9,6 +9,7 @@ import { DocaError } from '../core/error.js';
 import type { Task, TaskCompletionCb } from '../core/task.js';
 import type { BellRef } from '../fabric/doorbell.js';
 import type { StatRecord } from '../fabric/stats.js';
+import { Counter } from '../fabric/stats.js';
 import { watchProcess } from '../fabric/liveness.js';
 import type { Devinfo } from '../core/devinfo.js';
 import {
@@ -158,7 +159,7 @@ export class SyncEventContext extends Context implements WakeSource {
       throw new DocaError('NO_MEMORY', call, `${WAITER_CAPACITY} engines already wait on this sync event`);
     }
     if (met()) this.completeTask(task);
-    else this.stat.c[1] = this.waits.push(task);
+    else this.stat.c[Counter.SYNC_EVENT.WAITERS] = this.waits.push(task);
   }
 
   // ---- context hooks ------------------------------------------------------------------------------
@@ -173,7 +174,7 @@ export class SyncEventContext extends Context implements WakeSource {
 
   protected override _doStop(): void {
     this.waits = [];
-    this.stat.c[1] = 0;
+    this.stat.c[Counter.SYNC_EVENT.WAITERS] = 0;
     this.event._waiters?.release();
     this.unwatchExporter();
     this.unwatchExporter = () => {};
@@ -192,14 +193,14 @@ export class SyncEventContext extends Context implements WakeSource {
 
   /** Completes the waits whose condition holds on the counter's value now. */
   private completeHolding(): void {
-    const value = (this.stat.u[0] = this.event._peek());
+    const value = (this.stat.u[Counter.SYNC_EVENT.VALUE] = this.event._peek());
     let kept = 0;
     for (const task of this.waits) {
       if (holds(task.op, value, task.getWaitVal(), task.getMask())) this.completeTask(task);
       else this.waits[kept++] = task;
     }
     this.waits.length = kept;
-    this.stat.c[1] = kept;
+    this.stat.c[Counter.SYNC_EVENT.WAITERS] = kept;
     if (kept === 0) this.event._waiters!.want(false, () => this.bellRef!);
   }
 

@@ -9,7 +9,7 @@ import { BlobKind, BlobReader } from '../core/blob.js';
 import { CtxState } from '../core/ctx.js';
 import type { Dev } from '../core/dev.js';
 import { DocaError, DocaErrorCode, docaErrorGetName, type DocaErrorName } from '../core/error.js';
-import { detachedRecord, StatKind, type StatRecord, statRecord } from '../fabric/stats.js';
+import { Counter, detachedRecord, StatKind, type StatRecord, statRecord } from '../fabric/stats.js';
 import { syncEventCapRemoteNetIsCreateFromExportSupported } from './caps.js';
 import { toU64 } from './condition.js';
 import { type DpaEventTarget, isDpaTarget } from './dpa-handle.js';
@@ -230,8 +230,8 @@ export class SyncEventRemoteNet {
     this.pending.delete(id);
     clearTimeout(p.timer);
     if (status === 0) {
-      this.stat.u[0] = p.op === NetOp.GET ? value : p.op === NetOp.ADD ? value + p.value : p.value;
-      if (p.op !== NetOp.GET) this.stat.c[2]!++;
+      this.stat.u[Counter.SYNC_EVENT.VALUE] = p.op === NetOp.GET ? value : p.op === NetOp.ADD ? value + p.value : p.value;
+      if (p.op !== NetOp.GET) this.stat.c[Counter.SYNC_EVENT.UPDATES]!++;
       return p.resolve(value);
     }
     // The peer is not trusted to send a known status.

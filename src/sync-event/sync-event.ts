@@ -17,7 +17,7 @@ import { AccessFlag } from '../core/mmap.js';
 import { type ExportSlot, exportIsValid, revokeExportSlot } from '../fabric/exports.js';
 import type { ProcessIdentity } from '../fabric/liveness.js';
 import { type Segment, yieldCpu } from '../fabric/segment.js';
-import { detachedRecord, StatKind, type StatRecord, statRecord } from '../fabric/stats.js';
+import { Counter, detachedRecord, StatKind, type StatRecord, statRecord } from '../fabric/stats.js';
 import { syncEventCapIsExportToDpaSupported, syncEventCapIsExportToRemoteNetSupported } from './caps.js';
 import { holds, toMask, toU64, type WaitOp } from './condition.js';
 import { SyncEventContext } from './ctx.js';
@@ -436,10 +436,10 @@ export class SyncEvent {
    */
   _apply(op: 'set' | 'add' | 'get', values: BigUint64Array, v = 0n): bigint {
     const stat = this.stat;
-    if (op === 'get') return (stat.u[0] = Atomics.load(values, this.valueIndex));
+    if (op === 'get') return (stat.u[Counter.SYNC_EVENT.VALUE] = Atomics.load(values, this.valueIndex));
     const before = op === 'add' ? Atomics.add(values, this.valueIndex, v) : (Atomics.store(values, this.valueIndex, v), 0n);
-    stat.u[0] = op === 'add' ? before + v : v; // the u64 store wraps as the counter did
-    stat.c[2]!++;
+    stat.u[Counter.SYNC_EVENT.VALUE] = op === 'add' ? before + v : v; // the u64 store wraps as the counter did
+    stat.c[Counter.SYNC_EVENT.UPDATES]!++;
     this.waiters!.ringIfWaiting();
     return before;
   }
@@ -526,7 +526,7 @@ export class SyncEvent {
     const where = this.imported ? 'imported (remote_pci)' : `${this.publisher}→${this.subscriber}`;
     this.stat = statRecord(dir, StatKind.SYNC_EVENT, `event ${d.pid}:${d.fd} ${where}`, this.capDev?._stat, d.fd);
     if (this.imported) this.stat.setPeer(d.pid);
-    this.stat.u[0] = Atomics.load(this.values!, this.valueIndex);
+    this.stat.u[Counter.SYNC_EVENT.VALUE] = Atomics.load(this.values!, this.valueIndex);
     this.ctx._useStat(this.stat);
   }
 
@@ -562,12 +562,12 @@ export class SyncEvent {
     const index = this.valueIndex;
     const deadline = options.timeoutMs === undefined ? Infinity : performance.now() + options.timeoutMs;
     const stat = this.stat;
-    stat.c[1]!++; // a waiter, for observers, while this thread spins
+    stat.c[Counter.SYNC_EVENT.WAITERS]!++; // a waiter, for observers, while this thread spins
     try {
       for (let i = 1; ; i++) {
         const now = Atomics.load(values, index);
         if (holds(op, now, v, m)) {
-          stat.u[0] = now;
+          stat.u[Counter.SYNC_EVENT.VALUE] = now;
           return;
         }
         if (yielding) yieldCpu();
@@ -579,7 +579,7 @@ export class SyncEvent {
         }
       }
     } finally {
-      stat.c[1]!--;
+      stat.c[Counter.SYNC_EVENT.WAITERS]!--;
     }
   }
 }

@@ -14,7 +14,7 @@ import { DocaError } from '../../core/error.js';
 import { sdkLogSource } from '../../core/log.js';
 import { type Fault, type FaultCaps, type FaultKind, type FaultMatch, faultSeed, mulberry32 } from './plan.js';
 import { LIVENESS_INTERVAL_MS, selfThread } from '../liveness.js';
-import { StatEvent } from '../stats-kinds.js';
+import { Counter, StatEvent } from '../stats-kinds.js';
 import type { StatRecord } from '../stats.js';
 
 const log = sdkLogSource('faults');
@@ -330,7 +330,7 @@ function published(r: RunningFault): void {
     r.asked = true;
     recordsWanted?.(r);
   }
-  for (const s of r.records.values()) s.c[0] = r.injections;
+  for (const s of r.records.values()) s.c[Counter.FAULT.INJECTED] = r.injections;
 }
 
 /**

@@ -17,6 +17,7 @@ import { faultOnCadence, inForce, install, onBeforeCrash, onRecordsWanted, type 
 import { type Fault, type FaultSpec, parsePlan } from './plan.js';
 import { onLivenessPass, selfThread } from '../liveness.js';
 import { faultStatsPath } from '../names.js';
+import { Counter } from '../stats-kinds.js';
 import type { StatRecord } from '../stats.js';
 
 
@@ -64,7 +65,7 @@ function syncRecords(): void {
       const f = r.fault;
       const what = [f.match?.ctx, f.match?.task, f.match?.event, f.match?.blob].filter((x) => x !== undefined).join(' ');
       const record = stats.record(dir, `${f.id} ${f.kind}${what ? ` ${what}` : ''} (${r.source === dir ? 'fabric' : r.source})`);
-      record.c[0] = r.injections;
+      record.c[Counter.FAULT.INJECTED] = r.injections;
       r.records.set(dir, record);
     }
   }
