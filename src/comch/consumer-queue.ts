@@ -12,8 +12,8 @@
  *          +28 u32 claimer (the producer's endpoint entry + 1, written right after its claim)
  *          +32 immediate data (up to 32 bytes)
  *
- * Positions are 32-bit counters that wrap; a position's slot is `position & (slots - 1)`, which stays
- * right across the wrap because the slot count is a power of two. A slot is posted only once its
+ * Positions are 32-bit counters that wrap; a position's slot is `position & (slots - 1)` (positions.ts
+ * slotAt), which stays right across the wrap because the slot count is a power of two. A slot is posted only once its
  * previous use was completed, and completions are taken in slot order, so buffers are consumed in the
  * order posted even when several producers fill them concurrently. A producer that filled a slot rings
  * the consumer's bell (its entry in the connection's endpoint table).
@@ -24,7 +24,7 @@
  * a send but never write outside that consumer's memory.
  */
 import { SEGMENT_HEADER_SIZE, Segment } from '../fabric/segment.js';
-import { startPosition } from '../fabric/positions.js';
+import { isPowerOfTwo, powerOfTwoAtLeast, slotAt, startPosition } from '../fabric/positions.js';
 
 const MAGIC = 0x45555143; // 'CQUE'
 const VERSION = 2;
@@ -39,7 +39,10 @@ const EMPTY = 0;
 const POSTED = 1;
 const FILLED = 2;
 const CLAIMED = 3;
+/** The most immediate data a fast-path message carries (`doca_comch_producer_get_max_imm_data_len` never says more). */
 export const MAX_IMM = 32;
+/** A slot's fields (offsets in the slot). */
+const SLOT = { STATE: 0, CAPACITY: 4, OFFSET: 8, LENGTH: 16, PRODUCER: 20, IMM_LEN: 24, CLAIMER: 28, IMM: 32 } as const;
 
 /** The layout above, for the DPA's implementation of a consumer's side (dpa/dev/comch-msgq.ts). */
 export const QUEUE_LAYOUT = {
@@ -48,12 +51,26 @@ export const QUEUE_LAYOUT = {
   CLAIM_HEAD: CLAIM_HEAD * 4,
   SLOTS,
   SLOT_SIZE,
-  SLOT: { STATE: 0, CAPACITY: 4, OFFSET: 8, LENGTH: 16, PRODUCER: 20, IMM_LEN: 24, CLAIMER: 28, IMM: 32 },
+  SLOT,
   EMPTY,
   POSTED,
   FILLED,
   CLAIMED,
 } as const;
+
+/**
+ * The consumer's side of posting (`view` and `i32` over the queue segment): writes the buffer into the slot of `position` and publishes it, then
+ * moves the post tail. The one implementation, for CPU consumers (ConsumerQueue) and DPA ones
+ * (dpa/dev/comch-msgq.ts), so both write the same fields in the same order: the state last but the tail.
+ */
+export function postSlot(view: DataView, i32: Int32Array, slots: number, position: number, offset: number, capacity: number): void {
+  const at = slotAt(SLOTS, position, slots, SLOT_SIZE);
+  view.setUint32(at + SLOT.CAPACITY, capacity, true);
+  view.setFloat64(at + SLOT.OFFSET, offset, true);
+  view.setUint32(at + SLOT.CLAIMER, 0, true);
+  Atomics.store(i32, (at + SLOT.STATE) / 4, POSTED);
+  Atomics.store(i32, POST_TAIL, (position + 1) | 0);
+}
 
 /** A filled slot, as the consumer reads it; `bad` names what the producer got wrong. */
 export interface Filled {
@@ -64,11 +81,6 @@ export interface Filled {
 }
 
 const NO_IMM = new Uint8Array(0);
-
-/** The power of two that holds `n` slots. */
-function slotCount(n: number): number {
-  return 2 ** Math.ceil(Math.log2(Math.max(1, n)));
-}
 
 /** The consumer's side of its queue. */
 export class ConsumerQueue {
@@ -84,7 +96,7 @@ export class ConsumerQueue {
   private readonly result: Filled = { length: 0, producerId: 0, imm: NO_IMM, bad: undefined };
 
   constructor(posted: number, private readonly immLen: number) {
-    this.slots = slotCount(posted);
+    this.slots = powerOfTwoAtLeast(posted);
     this.mask = this.slots - 1;
     this.segment = Segment.create('consumer', SLOTS - SEGMENT_HEADER_SIZE + this.slots * SLOT_SIZE);
     this.view = new DataView(this.segment.u8.buffer);
@@ -100,14 +112,9 @@ export class ConsumerQueue {
 
   /** Appends a posted buffer; the caller never has more than `slots` outstanding. */
   post(offset: number, capacity: number): void {
-    const at = this.at(this.tail);
     this.capacity[(this.tail & this.mask) >>> 0] = capacity;
-    this.view.setUint32(at + 4, capacity, true);
-    this.view.setFloat64(at + 8, offset, true);
-    this.view.setUint32(at + 28, 0, true);
-    Atomics.store(this.i32, at / 4, POSTED);
+    postSlot(this.view, this.i32, this.slots, this.tail, offset, capacity);
     this.tail = (this.tail + 1) | 0;
-    Atomics.store(this.i32, POST_TAIL, this.tail);
   }
 
   /**
@@ -117,13 +124,13 @@ export class ConsumerQueue {
   filled(): Filled | undefined {
     if (this.head === this.tail) return undefined;
     const at = this.at(this.head);
-    if (Atomics.load(this.i32, at / 4) !== FILLED) return undefined;
+    if (Atomics.load(this.i32, (at + SLOT.STATE) / 4) !== FILLED) return undefined;
     const r = this.result;
-    const length = this.view.getUint32(at + 16, true);
-    const immLen = this.view.getUint32(at + 24, true);
+    const length = this.view.getUint32(at + SLOT.LENGTH, true);
+    const immLen = this.view.getUint32(at + SLOT.IMM_LEN, true);
     const capacity = this.capacity[(this.head & this.mask) >>> 0]!;
     r.length = length;
-    r.producerId = this.view.getUint32(at + 20, true);
+    r.producerId = this.view.getUint32(at + SLOT.PRODUCER, true);
     r.bad =
       length > capacity
         ? `a producer reported ${length} bytes in a ${capacity}-byte buffer`
@@ -132,7 +139,7 @@ export class ConsumerQueue {
           : r.producerId === 0
             ? 'a producer filled a buffer without its producer id'
             : undefined;
-    r.imm = r.bad === undefined && immLen > 0 ? this.segment.u8.slice(at + 32, at + 32 + immLen) : NO_IMM;
+    r.imm = r.bad === undefined && immLen > 0 ? this.segment.u8.slice(at + SLOT.IMM, at + SLOT.IMM + immLen) : NO_IMM;
     return r;
   }
 
@@ -143,14 +150,14 @@ export class ConsumerQueue {
   claimedBy(): number | undefined {
     if (this.head === this.tail || ((Atomics.load(this.i32, CLAIM_HEAD) - this.head) | 0) <= 0) return undefined;
     const at = this.at(this.head);
-    const state = Atomics.load(this.i32, at / 4);
+    const state = Atomics.load(this.i32, (at + SLOT.STATE) / 4);
     if (state === FILLED) return undefined;
-    return state === CLAIMED ? this.view.getUint32(at + 28, true) : 0;
+    return state === CLAIMED ? this.view.getUint32(at + SLOT.CLAIMER, true) : 0;
   }
 
   /** Frees the oldest slot after its completion was taken (or its claim was given up). */
   release(): void {
-    Atomics.store(this.i32, this.at(this.head) / 4, EMPTY);
+    Atomics.store(this.i32, (this.at(this.head) + SLOT.STATE) / 4, EMPTY);
     this.head = (this.head + 1) | 0;
   }
 
@@ -174,7 +181,7 @@ export class ConsumerQueue {
   }
 
   private at(position: number): number {
-    return SLOTS + ((position & this.mask) >>> 0) * SLOT_SIZE;
+    return slotAt(SLOTS, position, this.slots, SLOT_SIZE);
   }
 }
 
@@ -198,7 +205,7 @@ export class QueueView {
     if (Atomics.load(this.i32, OFF_MAGIC / 4) !== MAGIC || this.view.getUint32(OFF_VERSION, true) !== VERSION) {
       throw new Error(`the consumer queue is not a queue of version ${VERSION}`);
     }
-    if (slots < 1 || (slots & (slots - 1)) !== 0 || SLOTS + slots * SLOT_SIZE > segment.size) {
+    if (!isPowerOfTwo(slots) || SLOTS + slots * SLOT_SIZE > segment.size) {
       throw new Error(`the consumer queue declares ${slots} slots in a ${segment.size}-byte segment`);
     }
     this.mask = slots - 1;
@@ -223,16 +230,16 @@ export class QueueView {
       const waiting = (tail - head) | 0;
       if (waiting === 0) return 'empty';
       if (waiting < 0 || waiting > this.mask + 1) return { bad: `its indices say ${waiting} buffers are posted in ${this.mask + 1} slots` };
-      const at = SLOTS + ((head & this.mask) >>> 0) * SLOT_SIZE;
-      const capacity = this.view.getUint32(at + 4, true);
-      const offset = this.view.getFloat64(at + 8, true);
+      const at = slotAt(SLOTS, head, this.mask + 1, SLOT_SIZE);
+      const capacity = this.view.getUint32(at + SLOT.CAPACITY, true);
+      const offset = this.view.getFloat64(at + SLOT.OFFSET, true);
       if (!Number.isInteger(offset) || offset < SEGMENT_HEADER_SIZE || offset + capacity > this.memorySize) {
         return { bad: `it posted a ${capacity}-byte buffer at byte ${offset} of a ${this.memorySize}-byte segment` };
       }
       if (length > capacity) return { tooSmall: capacity };
       if (Atomics.compareExchange(i32, CLAIM_HEAD, head, (head + 1) | 0) === head) {
-        this.view.setUint32(at + 28, claimer, true);
-        Atomics.store(i32, at / 4, CLAIMED);
+        this.view.setUint32(at + SLOT.CLAIMER, claimer, true);
+        Atomics.store(i32, (at + SLOT.STATE) / 4, CLAIMED);
         return { slot: at, offset };
       }
     }
@@ -240,10 +247,10 @@ export class QueueView {
 
   /** Publishes a claimed slot as filled (the caller then rings the consumer). */
   fill(slot: number, length: number, producerId: number, imm: Uint8Array | undefined): void {
-    this.view.setUint32(slot + 16, length, true);
-    this.view.setUint32(slot + 20, producerId, true);
-    this.view.setUint32(slot + 24, imm?.length ?? 0, true);
-    if (imm) this.segment.u8.set(imm, slot + 32);
-    Atomics.store(this.i32, slot / 4, FILLED);
+    this.view.setUint32(slot + SLOT.LENGTH, length, true);
+    this.view.setUint32(slot + SLOT.PRODUCER, producerId, true);
+    this.view.setUint32(slot + SLOT.IMM_LEN, imm?.length ?? 0, true);
+    if (imm) this.segment.u8.set(imm, slot + SLOT.IMM);
+    Atomics.store(this.i32, (slot + SLOT.STATE) / 4, FILLED);
   }
 }

@@ -26,3 +26,23 @@ export function setStartPosition(value: number): void {
   if (!Number.isInteger(value) || value < 0 || value >= 2 ** 32) throw new DocaError('INVALID_VALUE', 'setStartPosition', `${value} is not an integer in [0, 2^32)`);
   configured = value | 0;
 }
+
+/**
+ * The one slot rule of every power-of-two queue in shared memory (consumer queues, DPA completion
+ * queues, a consumer completion's returned ring): the element of 32-bit `position` in a ring of `slots`
+ * elements (a power of two) of `size` bytes starting at byte `base`. A power of two divides 2^32, so the
+ * rule holds across the wrap.
+ */
+export function slotAt(base: number, position: number, slots: number, size: number): number {
+  return base + ((position & (slots - 1)) >>> 0) * size;
+}
+
+/** Whether `n` is a power of two (a slot count `slotAt` can use). */
+export function isPowerOfTwo(n: number): boolean {
+  return Number.isInteger(n) && n >= 1 && (n & (n - 1)) === 0;
+}
+
+/** The smallest power of two that holds `n` (at least 1). */
+export function powerOfTwoAtLeast(n: number): number {
+  return 2 ** Math.ceil(Math.log2(Math.max(1, n)));
+}
