@@ -8,7 +8,8 @@
  * nothing on the fabric.
  */
 import { StatsObserver } from '../fabric/stats-reader.js';
-import { counterText, type FabricView, type ObjectRow, RateTracker, type Row, si, bytes } from './observe.js';
+import { bytes, counterText, si } from './format.js';
+import { type FabricView, type ObjectRow, RateTracker, type Row } from './observe.js';
 
 export interface TopOptions {
   dir: string;

@@ -42,6 +42,8 @@ const STATIC: Record<string, string> = {
   '/draw.js': 'draw.js',
   '/style.css': 'style.css',
 };
+/** Modules the page shares with the terminal, compiled beside this file (dist/src/cli/). */
+const SHARED: Record<string, string> = { '/format.js': join(dirname(fileURLToPath(import.meta.url)), '..', 'format.js') };
 const TYPES: Record<string, string> = { html: 'text/html; charset=utf-8', js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8' };
 
 /** uPlot's files, from the dependency (undefined when it is not installed: the page then draws no charts). */
@@ -191,7 +193,7 @@ export class ViewServer {
       if (path === '/api/state') return reply(res, 200, this.state);
       if (path === '/api/hello') return reply(res, 200, this.hello());
       if (path === '/api/events') return this.stream(res);
-      const file = STATIC[path] ? join(STATIC_DIR, STATIC[path]) : this.vendor[path];
+      const file = STATIC[path] ? join(STATIC_DIR, STATIC[path]) : (SHARED[path] ?? this.vendor[path]);
       if (file) return serveFile(res, file);
       return reply(res, 404, { error: `no ${path} here` });
     }

@@ -1,7 +1,8 @@
 // softdpu view: the page. One server-sent event stream (/api/events) brings a 'hello' (the topology,
 // what the server can do, the charts' history) and then a 'state' every interval (the rows and links of
 // `softdpu top`, the recent events, the fault plan). Plain JavaScript, no build step.
-import { drawFabric, shortPci, si } from './draw.js';
+import { drawFabric, shortPci } from './draw.js';
+import { bytes, counterText, si } from './format.js';
 
 const $ = (id) => document.getElementById(id);
 const MAX_SERIES = 6;
@@ -11,18 +12,6 @@ let hello;
 let state;
 const history = [];
 const charts = { keys: '', msg: undefined, bytes: undefined };
-
-function bytes(n) {
-  if (n < 1024) return `${Number.isInteger(n) || n >= 10 ? Math.round(n) : n.toFixed(1)} B`;
-  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
-  let v = n / 1024;
-  let u = 0;
-  while (v >= 1024 && u < units.length - 1) {
-    v /= 1024;
-    u++;
-  }
-  return `${v.toFixed(v < 10 ? 1 : 0)} ${units[u]}`;
-}
 
 function clock(ms, millis) {
   const d = new Date(ms);
@@ -41,8 +30,6 @@ function h(tag, attrs = {}, ...children) {
   return node;
 }
 
-// A sync event's value is shown exactly (it is a number the program set, not an amount).
-const counterText = (name, value, kind) => (kind === 'sync_event' && name === 'value' ? String(value) : name.endsWith('bytes') ? bytes(value) : si(value));
 
 // ---- the objects table ----
 

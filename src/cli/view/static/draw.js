@@ -1,6 +1,7 @@
 // The drawing of the fabric: each DPU's Arm side on the left, the host functions it serves on the right,
 // every process in the box of the device it opened, and one line per pair of processes that share comch
 // connections, as wide as the messages per second that cross it.
+import { si } from './format.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
 const CHIP_H = 24;
@@ -22,18 +23,6 @@ export function shortPci(pci) {
 /** Width of a link line for `rate` messages per second. */
 export function lineWidth(rate) {
   return Math.min(18, 1.5 + 2.5 * Math.log10(1 + rate));
-}
-
-export function si(n) {
-  if (Math.abs(n) < 1000) return Number.isInteger(n) ? String(n) : n.toFixed(Math.abs(n) < 10 ? 1 : 0);
-  const units = ['k', 'M', 'G', 'T'];
-  let v = n;
-  let u = -1;
-  while (Math.abs(v) >= 1000 && u < units.length - 1) {
-    v /= 1000;
-    u++;
-  }
-  return `${v.toFixed(Math.abs(v) < 10 ? 2 : Math.abs(v) < 100 ? 1 : 0)}${units[u]}`;
 }
 
 /** The processes (threads merged), each with the first device it opened. */
