@@ -4,18 +4,15 @@ import { test } from 'node:test';
 import type { Child } from './helpers/child.js';
 import { startClient, startServer } from './helpers/comch.js';
 import { tempFabricDir } from './helpers/fabric.js';
+import { until } from './helpers/wait.js';
 
 /** The client's SDK log at DEBUG: each look for its server is a line, the proof that it kept trying. */
 const DEBUG = { SOFTDPU_SDK_LOG_LEVEL: 'DEBUG' };
 
 /** Waits until `client` has looked for its server and found none `times` times. */
 async function retried(client: Child, times: number): Promise<void> {
-  const deadline = Date.now() + 10_000;
   const count = () => client.stderr.join('').split('\n').filter((l) => /no such server .* yet; retrying/.test(l)).length;
-  while (count() < times) {
-    if (Date.now() > deadline) throw new Error(`the client looked for its server ${count()} times, not ${times}; stderr: ${client.stderr.join('').slice(-1000)}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await until(() => count() >= times, () => `the client to look for its server ${times} times (${count()} so far); stderr: ${client.stderr.join('').slice(-1000)}`);
 }
 
 test('a client and a server in two processes connect and exchange messages both ways', { timeout: 30_000 }, async (t) => {

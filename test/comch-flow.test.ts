@@ -4,20 +4,20 @@ import { test } from 'node:test';
 import type { Child } from './helpers/child.js';
 import { linesOf, startClient, startServer, waitCount } from './helpers/comch.js';
 import { tempFabricDir } from './helpers/fabric.js';
+import { until } from './helpers/wait.js';
 
 /**
  * Asks `fixture` for its tasks in flight until it reports `count`: proof that every send was submitted
  * and that that many are held back (rather than a fixed sleep that hopes they had time to complete).
  */
 async function held(fixture: Child, prefix: string, count: number): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  for (let asked = 0; ; asked++) {
+  let asked = 0;
+  let last: string | undefined;
+  await until(async () => {
     fixture.send(prefix ? `inflight ${prefix.trim().slice(1)}` : 'inflight');
-    const line = await waitCount(fixture, new RegExp(`^${prefix}inflight \\d+$`), asked + 1);
-    if (line[asked] === `${prefix}inflight ${count}`) return;
-    if (Date.now() > deadline) throw new Error(`${prefix}inflight stayed at ${line[asked]}, not ${count}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+    last = (await waitCount(fixture, new RegExp(`^${prefix}inflight \\d+$`), ++asked))[asked - 1];
+    return last === `${prefix}inflight ${count}`;
+  }, () => `${prefix}inflight to reach ${count} (it says ${last})`);
 }
 
 test('a full peer queue holds sends back in order: nothing is dropped or reordered', { timeout: 30_000 }, async (t) => {

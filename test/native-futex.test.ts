@@ -1,22 +1,19 @@
 /** Futex waits (what the benchmarks compare with C): cross-process wake, timeouts, and closing rules. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { DocaError } from '../src/core/error.js';
 import { Segment } from '../src/fabric/segment.js';
 import { descriptorHex } from './fixtures/lib.js';
 import { spawnChild } from './helpers/child.js';
+import { until } from './helpers/wait.js';
 
 const WORD = 64; // first payload word
 
-/** Wakes `seg` at `offset` until the wake reports one sleeper: proof a waiter sits in the kernel. */
+/** Wakes `seg` at `offset` until the wake reports a sleeper (proof a waiter sits in the kernel); how many it woke. */
 async function wakeSleeper(seg: Segment, offset: number): Promise<number> {
-  for (let i = 0; i < 500; i++) {
-    const woken = seg.wake(offset);
-    if (woken > 0) return woken;
-    await sleep(10);
-  }
-  return 0;
+  let woken = 0;
+  await until(() => (woken = seg.wake(offset)) > 0, 'a waiter asleep in the kernel to wake');
+  return woken;
 }
 
 test('a sync futex wait in one process is woken by a wake in another', { timeout: 20_000 }, async (t) => {
