@@ -126,7 +126,8 @@ test('messages sent before the peer left are yielded before the end, both ways; 
   await until(() => server.connections.length === 1, 'the server to see the client');
   for (const text of ['four', 'five']) await server.connections[0]!.send(enc(text));
   server.disconnect(server.connections[0]!);
-  await new Promise((r) => setTimeout(r, 100));
+  // The server cuts the client off once its linger ran out: the client then knows the connection ended.
+  await until(() => !conn2.isConnected, 'the client to see the server end the connection');
   assert.equal(client.state, 'RUNNING', 'unread messages keep the connection');
   const got: string[] = [];
   for await (const data of conn2.messages({ timeoutMs: 5000 })) got.push(dec(data));
@@ -146,8 +147,9 @@ test('a server that never reads what a departed client sent still stops (the unr
   const { server, client, conn } = await pair(t, 'adapters5');
   await until(() => server.connections.length === 1, 'the server to see the client');
   for (const text of ['one', 'two']) await conn.send(enc(text));
+  const serverConn = server.connections[0]!;
   await client.stopAndWait({ timeoutMs: 5000 });
-  await new Promise((r) => setTimeout(r, 100));
+  await until(() => !serverConn.isConnected, 'the server to see the client leave');
   assert.equal(server.connections.length, 1, 'kept while its messages are unread');
   const warnings = logLines(t);
   await server.stopAndWait({ timeoutMs: 5000 });

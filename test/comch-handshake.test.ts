@@ -68,6 +68,9 @@ test('bad handshakes are refused or dropped, logged, and other clients are still
 
   const client = startClient(t, dir, { name: 'guarded', sendOnRunning: 'still here' });
   await client.waitFor(/^c0 recv \d+ echo:still here$/);
+  // The server's own lines come on its own pipe, in its order: a connection event of a knock would be
+  // before the message of the real client.
+  await server.waitFor(/^recv \d+ \d+ still here$/);
   assert.equal(server.lines.filter((l) => l.startsWith('connect')).length, 1, 'only the real client produced a connection event');
   const log = server.stderr.join('');
   for (const expected of [
@@ -123,7 +126,9 @@ async function clientAgainst(t: TestContext, answer: Buffer): Promise<{ error: u
     () => undefined,
     (err: unknown) => err,
   );
-  await new Promise((r) => setTimeout(r, 300)); // a client that retried (every 100 ms) would knock again
+  // Stays: that no knock follows is seen only by waiting. A client that retried (every 100 ms) would knock
+  // again within this; on a slow machine it might be missed, never wrongly reported.
+  await new Promise((r) => setTimeout(r, 300));
   ac.abort();
   await driving;
   assert.equal(client.state, 'IDLE');
