@@ -195,9 +195,7 @@ test('iterators and sends honour timeoutMs', { timeout: 20_000 }, async (t) => {
   producer.start();
   await consumer.waitForState('RUNNING', { timeoutMs: 5000 });
   const messages = consumer.messages([dst.buf(0, 1024)], { timeoutMs: 50 });
-  const before = performance.now();
   await assert.rejects(messages.next(), code('DOCA_ERROR_TIME_OUT', /nothing arrived within 50 ms/));
-  assert.ok(performance.now() - before < 2000);
   // The peer's consumer has nothing posted once this one's iterator ended: sends see AGAIN until the timeout.
   const src = sharedMap(p.host, 64, 2);
   await assert.rejects(

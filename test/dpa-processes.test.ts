@@ -39,6 +39,8 @@ test('a kernel waits for an event set by another process, and that process\'s sl
   });
   await peer.waitFor(/^ready$/);
   dpa.kernelLaunchUpdateSet(wait, 3, comp, 7n, 4, 'rank_sum', sum.getDpaHandle(dpa));
+  // Stays: a kernel that ran too early would have added within this; a slow machine can only hide
+  // that, never make the checks fail wrongly.
   await new Promise((r) => setTimeout(r, 100));
   assert.equal(sum.get(), 0n, 'the kernel waits');
   assert.ok(!peer.lines.some((l) => l.startsWith('done')), 'and so does the peer');

@@ -71,7 +71,9 @@ test('when the exporter is killed, the importer gets an error on its next use', 
   await child.waitFor(/^imported ok/);
   exp.kill('SIGKILL');
   await exp.exited;
-  await sleep(100); // liveness answers are cached for a bounded time (fabric/exports.ts)
+  // Stays: a liveness answer is trusted for 20 ms (fabric/liveness.ts ANSWER_TTL_MS) and is asked again
+  // on use after that; this only lets it age, so a slower machine makes it older, never younger.
+  await sleep(100);
   child.send('check');
   assert.match((await child.waitFor(/^invalid (.*)$/))[1]!, /^DOCA_ERROR_BAD_STATE/);
 });

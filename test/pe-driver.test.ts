@@ -74,7 +74,7 @@ test('run() stops on an AbortSignal and refuses to be driven twice', { timeout: 
   const ac = new AbortController();
   const first = pe.run({ signal: ac.signal });
   await assert.rejects(pe.run(), (err: unknown) => DocaError.is(err, 'BAD_STATE'));
-  await sleep(20);
+  await sleep(20); // lets the driver go to sleep first; the abort ends it awake or asleep all the same
   ac.abort();
   await first;
   assert.equal(ctx.state, 'RUNNING');

@@ -49,6 +49,9 @@ for (const [exportOn, importOn] of [['03:00.0', 'b1:00.0'], ['b1:00.2', '03:00.0
       event.updateSet(0x1234_0000_0000_0007n);
       const waiter = child(t, dir, 'se-waiter', [blob, importOn, mode, 'eq', String(0x0009n), '0xffff', '10000']);
       await waiter.waitFor(/^armed$/);
+      // Stays for the busy and yield waits, which block their thread (async: a wait that held at once
+      // has its result before `armed`): a wrong match would answer within this, and a slow machine can
+      // only hide it, never fail the check wrongly.
       await new Promise((r) => setTimeout(r, 50));
       assert.ok(!waiter.lines.some((l) => l.startsWith('result')), 'still waiting: the masked value is 7, not 9');
       event.updateAdd(2n);
@@ -85,7 +88,9 @@ test('a handle whose owner died gives NOT_CONNECTED on use, and a destroyed even
   assert.equal((await owner.waitFor(/^value (.*)$/))[1], '42');
   owner.kill('SIGKILL');
   await owner.exited;
-  await new Promise((r) => setTimeout(r, 100)); // liveness answers are cached for a bounded time
+  // Stays: a liveness answer is trusted for 20 ms (fabric/liveness.ts ANSWER_TTL_MS) and is asked again
+  // on use after that; this only lets it age, so a slower machine makes it older, never younger.
+  await new Promise((r) => setTimeout(r, 100));
   for (const use of [() => handle.get(), () => handle.updateSet(1n), () => handle.waitEq(1n, -1n, { timeoutMs: 10 })]) {
     assert.throws(use, (err: unknown) => DocaError.is(err, 'NOT_CONNECTED') && /destroyed the event or exited/.test((err as Error).message));
   }
