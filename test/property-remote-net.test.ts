@@ -33,8 +33,11 @@ import { chunked, checkProperty } from './helpers/property.js';
 
 const u64 = fc.bigInt({ min: 0n, max: 2n ** 64n - 1n });
 const MASK = 2n ** 64n - 1n;
-/** How far past its timeout an operation may settle before it counts as hung (a loaded CI machine). */
-const SLACK_MS = 2000;
+/**
+ * How far past its timeout an operation may settle before it counts as hung, and the bound of every wait
+ * for the exporter or the fake: far beyond what a loaded 2-CPU machine needs; it only detects a hang.
+ */
+const SLACK_MS = 10_000;
 
 /** Collects unhandled rejections: the honest side must never leave one. */
 function noUnhandledRejection(t: TestContext): unknown[] {
@@ -173,7 +176,7 @@ async function settled<T>(promise: Promise<T>, ms: number, what: string): Promis
 /** Protocol-level refusals; any other code must come from a status the exporter sent. */
 const PROTOCOL: readonly DocaErrorShortName[] = ['TIME_OUT', 'NOT_CONNECTED', 'UNEXPECTED', 'AUTHENTICATION'];
 
-test('the client, against an exporter sending generated frames, resolves with a value it sent or rejects with a DocaError, within its timeout', { timeout: 120_000 }, async (t) => {
+test('the client, against an exporter sending generated frames, resolves with a value it sent or rejects with a DocaError, within its timeout', { timeout: 150_000 }, async (t) => {
   noUnhandledRejection(t);
   const fake = new FakeExporter();
   const port = await fake.listen();
@@ -205,7 +208,6 @@ test('the client, against an exporter sending generated frames, resolves with a 
       }
     }),
     150,
-    90_000,
   );
   t.diagnostic(`outcomes: ${JSON.stringify(Object.fromEntries(outcomes))}`);
 });
@@ -346,7 +348,7 @@ async function exportedEvent(t: TestContext): Promise<{ event: SyncEvent; blob: 
   return { event, blob, port: payload.getUint16(64, true), secret: blob.slice(24 + 66, 24 + 98) };
 }
 
-test('the exporter, fed generated streams cut anywhere, answers as the reference does, drops whom it must, and serves on', { timeout: 120_000 }, async (t) => {
+test('the exporter, fed generated streams cut anywhere, answers as the reference does, drops whom it must, and serves on', { timeout: 150_000 }, async (t) => {
   noUnhandledRejection(t);
   const log = sdkLog(t);
   const { event, blob, port, secret } = await exportedEvent(t);
@@ -379,7 +381,6 @@ test('the exporter, fed generated streams cut anywhere, answers as the reference
       assert.ok(ref.counters.slice(replies).includes(event.get()), `counter ${event.get()} is none of ${ref.counters.slice(replies)}`);
     }),
     500,
-    90_000,
   );
   t.diagnostic(`${drops} of 500 peers dropped; ${log.filter((l) => l.includes('disconnecting it')).length} drops logged`);
   assert.ok(log.filter((l) => l.includes('disconnecting it')).length >= drops, 'every dropped peer was logged');
@@ -401,7 +402,7 @@ function countReplies(sent: Buffer): number {
   return n;
 }
 
-test('an honest client against the real exporter agrees with a model of the counter', { timeout: 60_000 }, async (t) => {
+test('an honest client against the real exporter agrees with a model of the counter', { timeout: 150_000 }, async (t) => {
   noUnhandledRejection(t);
   const { event, blob } = await exportedEvent(t);
   await checkProperty(
