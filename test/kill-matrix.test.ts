@@ -269,6 +269,13 @@ async function checkCell(t: TestContext, dir: string, before: string[], plan: st
     assert.equal(seqs(victim, /^recv ctl (\d+)$/).length, CTL_MESSAGES, `${V}'s main thread got every control message`);
     assert.equal(seqs(survivor, /^recv ctl (\d+)$/).length, CTL_MESSAGES, `${S} got every control message`);
   }
+  if (point === 'disconnect') {
+    // The server stops sending to disconnect: only the sends it had in flight (4) complete after.
+    const at = server.lines.indexOf('disconnecting');
+    assert.ok(at >= 0, `the server set out to disconnect: ${tail(server)}`);
+    const after = server.lines.slice(at).filter((l) => l.startsWith('sent ctl ')).length;
+    assert.ok(after <= 4, `the server stopped sending when it set out to disconnect, but completed ${after} sends after: ${tail(server)}`);
+  }
   if (point === 'fp-send') assert.ok(seqs(victim, /^sent fp (\d+)$/).length > 0, `${V} completed some fast-path sends before dying`);
   if (point === 'post') assert.ok(seqs(victim, /^recv fp (\d+)$/).length > 0, `${V} received some fast-path sends before dying`);
 
