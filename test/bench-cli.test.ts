@@ -171,7 +171,7 @@ test('softdpu bench --filter measures only the scenarios it selects; --plot x.ht
   assert.match(usage.stderr, /unknown benchmark "nope" \(there are: fabric, comch, /);
 });
 
-test('softdpu bench without dist/bench (an installed package) says where the benchmarks are, exit 2', { timeout: 30_000 }, async (t) => {
+test('softdpu bench without dist/bench (an installed package) says where the benchmarks are, exit 2', { timeout: 60_000 }, async (t) => {
   const dir = tempDir(t);
   mkdirSync(join(dir, 'dist'));
   cpSync(join(dist, 'src'), join(dir, 'dist', 'src'), { recursive: true });

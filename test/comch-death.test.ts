@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { linesOf, startClient, startServer, waitCount } from './helpers/comch.js';
 import { tempFabricDir } from './helpers/fabric.js';
 
-test('after kill -9 of a client, the server reports the disconnect, fails its sends, serves the rest', { timeout: 40_000 }, async (t) => {
+test('after kill -9 of a client, the server reports the disconnect, fails its sends, serves the rest', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const server = startServer(t, dir, { echo: true, numTasks: 64 });
   await server.waitFor(/^started/);
@@ -28,7 +28,7 @@ test('after kill -9 of a client, the server reports the disconnect, fails its se
   await survivor.waitFor(/^c0 recv \d+ echo:after$/);
 });
 
-test('after kill -9 of the server, clients go STOPPING then IDLE, fail their held sends, and a restarted server takes a new client', { timeout: 40_000 }, async (t) => {
+test('after kill -9 of the server, clients go STOPPING then IDLE, fail their held sends, and a restarted server takes a new client', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const server = startServer(t, dir, { name: 'phoenix', recvQueueSize: 4 });
   await server.waitFor(/^started/);
@@ -52,7 +52,7 @@ test('after kill -9 of the server, clients go STOPPING then IDLE, fail their hel
   await next.waitFor(/^c0 recv \d+ echo:again$/);
 });
 
-test('a live server with the same name makes a second one fail to start', { timeout: 30_000 }, async (t) => {
+test('a live server with the same name makes a second one fail to start', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const first = startServer(t, dir, { name: 'solo' });
   await first.waitFor(/^started DOCA_SUCCESS$/);

@@ -20,7 +20,7 @@ async function held(fixture: Child, prefix: string, count: number): Promise<void
   }, () => `${prefix}inflight to reach ${count} (it says ${last})`);
 }
 
-test('a full peer queue holds sends back in order: nothing is dropped or reordered', { timeout: 30_000 }, async (t) => {
+test('a full peer queue holds sends back in order: nothing is dropped or reordered', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const server = startServer(t, dir, { recvQueueSize: 4, paused: true });
   await server.waitFor(/^started/);
@@ -42,7 +42,7 @@ test('a full peer queue holds sends back in order: nothing is dropped or reorder
   assert.equal(linesOf(client, /send-error/).length, 0);
 });
 
-test('when the sides disagree, the connection carries the smaller max_msg_size and each receiver its own queue depth', { timeout: 30_000 }, async (t) => {
+test('when the sides disagree, the connection carries the smaller max_msg_size and each receiver its own queue depth', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const server = startServer(t, dir, { maxMsgSize: 100, recvQueueSize: 3 });
   await server.waitFor(/^started/);

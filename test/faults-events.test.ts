@@ -17,7 +17,7 @@ function cleanPlan(t: TestContext): void {
   t.after(() => Faults.clear());
 }
 
-test('a lost new-consumer event never reaches the peer; the consumer runs and its expiry is still told', { timeout: 20_000 }, async (t) => {
+test('a lost new-consumer event never reaches the peer; the consumer runs and its expiry is still told', { timeout: 60_000 }, async (t) => {
   cleanPlan(t);
   const p = await comchPair(t, 'lost-event');
   Faults.add({ kind: 'lose-event', match: { ctx: 'doca_comch_client', event: 'consumer_new' } });
@@ -40,7 +40,7 @@ test('a lost new-consumer event never reaches the peer; the consumer runs and it
   map.destroy();
 });
 
-test('a delayed connection event arrives that much later, and only then', { timeout: 20_000 }, async (t) => {
+test('a delayed connection event arrives that much later, and only then', { timeout: 60_000 }, async (t) => {
   cleanPlan(t);
   useFabric({ dir: tempFabricDir(t) });
   Faults.add({ kind: 'delay-event', match: { ctx: 'doca_comch_server', event: 'connection_status' }, delayMs: 400 });

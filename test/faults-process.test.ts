@@ -75,7 +75,7 @@ async function cli(t: TestContext, dir: string, ...args: string[]): Promise<stri
   return r.stdout;
 }
 
-test('a DPU process killed by its plan ($SOFTDPU_FAULTS) is seen by the host as a disconnect', { timeout: 20_000 }, async (t) => {
+test('a DPU process killed by its plan ($SOFTDPU_FAULTS) is seen by the host as a disconnect', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const plan = JSON.stringify({ faults: [{ kind: 'crash', match: { ctx: 'doca_comch_server', task: 'send' }, after: 2 }] });
   const server = startServer(t, dir, { name: 'crash', echo: true }, { SOFTDPU_FAULTS: plan });
@@ -92,7 +92,7 @@ test('a DPU process killed by its plan ($SOFTDPU_FAULTS) is seen by the host as 
   assert.match(server.stderr.join(''), /\[WARN\]\[faults\] fault env-1 \(crash\): process \d+ kills itself with SIGKILL at a send submit of doca_comch_server/);
 });
 
-test('a worker thread that crashes ends alone; its producer is reaped and the process goes on', { timeout: 20_000 }, async (t) => {
+test('a worker thread that crashes ends alone; its producer is reaped and the process goes on', { timeout: 60_000 }, async (t) => {
   Faults.clear();
   t.after(() => Faults.clear());
   const p = await comchPair(t, 'thread-crash');
@@ -128,7 +128,7 @@ test('a worker thread that crashes ends alone; its producer is reaped and the pr
   assert.equal(p.clientConn.isConnected, true, 'the connection and the process live on');
 });
 
-test('a DPU that stops progressing times out the host\'s waits, and recovers when the plan is cleared (at run time)', { timeout: 30_000 }, async (t) => {
+test('a DPU that stops progressing times out the host\'s waits, and recovers when the plan is cleared (at run time)', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const server = startServer(t, dir, { name: 'stall', echo: true });
   await server.waitFor(/^started/);

@@ -16,7 +16,7 @@ async function wakeSleeper(seg: Segment, offset: number): Promise<number> {
   return woken;
 }
 
-test('a sync futex wait in one process is woken by a wake in another', { timeout: 20_000 }, async (t) => {
+test('a sync futex wait in one process is woken by a wake in another', { timeout: 60_000 }, async (t) => {
   const seg = Segment.create('test', 64);
   t.after(() => seg.close());
   const child = spawnChild(t, 'waiter', [descriptorHex(seg.descriptor), 'sync', String(WORD), '0', '10000']);
@@ -25,7 +25,7 @@ test('a sync futex wait in one process is woken by a wake in another', { timeout
   assert.equal((await child.waitFor(/^result (.*)$/))[1], 'ok');
 });
 
-test('a wait with a timeout returns timed-out; a wrong expected value returns not-equal', { timeout: 10_000 }, async (t) => {
+test('a wait with a timeout returns timed-out; a wrong expected value returns not-equal', { timeout: 60_000 }, async (t) => {
   const seg = Segment.create('test', 64);
   t.after(() => seg.close());
   const before = performance.now();
@@ -34,7 +34,7 @@ test('a wait with a timeout returns timed-out; a wrong expected value returns no
   assert.equal(seg.wait(WORD, 7, 1000), 'not-equal');
 });
 
-test('a closed segment throws on use instead of crashing', { timeout: 10_000 }, () => {
+test('a closed segment throws on use instead of crashing', { timeout: 60_000 }, () => {
   const seg = Segment.create('test', 64);
   const { i32, u8 } = seg;
   seg.close();

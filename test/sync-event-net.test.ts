@@ -23,7 +23,7 @@ function netEvent(t: TestContext): { event: SyncEvent; host: ReturnType<typeof o
   return { event, host };
 }
 
-test('a third process that knows nothing of the fabric sets, adds and gets over TCP; the exporter wakes from its sleep', { timeout: 20_000 }, async (t) => {
+test('a third process that knows nothing of the fabric sets, adds and gets over TCP; the exporter wakes from its sleep', { timeout: 60_000 }, async (t) => {
   const { event } = netEvent(t);
   const ctx = event.asCtx();
   const pe = ProgressEngine.create();
@@ -46,7 +46,7 @@ test('a third process that knows nothing of the fabric sets, adds and gets over 
   assert.match(late.lines[0]!, /^get error DOCA_ERROR_NOT_CONNECTED$/, 'a destroyed event closes its listener');
 });
 
-test('a blob with another secret is refused with AUTHENTICATION; a corrupted one never connects', { timeout: 20_000 }, async (t) => {
+test('a blob with another secret is refused with AUTHENTICATION; a corrupted one never connects', { timeout: 60_000 }, async (t) => {
   const { event } = netEvent(t);
   event.start();
   const blob = await event.exportToRemoteNet();
@@ -72,7 +72,7 @@ function cpuTicks(pid: number): number {
   return Number(fields[11]) + Number(fields[12]);
 }
 
-test('an async waiter asleep in notification mode uses almost no CPU for a second, then wakes on an update', { timeout: 20_000 }, async (t) => {
+test('an async waiter asleep in notification mode uses almost no CPU for a second, then wakes on an update', { timeout: 60_000 }, async (t) => {
   useFabric({ dir: tempFabricDir(t) });
   const arm = openDeviceByPci('03:00.0');
   const event = SyncEvent.create();

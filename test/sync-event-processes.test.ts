@@ -44,7 +44,7 @@ test('4 processes doing 10,000 update_add(1) each end at exactly 40,000; the fet
 
 for (const [exportOn, importOn] of [['03:00.0', 'b1:00.0'], ['b1:00.2', '03:00.0']]) {
   for (const mode of ['busy', 'yield', 'async']) {
-    test(`a ${mode} wait in a process on ${importOn} is satisfied by an update on ${exportOn}`, { timeout: 20_000 }, async (t) => {
+    test(`a ${mode} wait in a process on ${importOn} is satisfied by an update on ${exportOn}`, { timeout: 60_000 }, async (t) => {
       const { dir, event, blob } = exporter(t, exportOn);
       event.updateSet(0x1234_0000_0000_0007n);
       const waiter = child(t, dir, 'se-waiter', [blob, importOn, mode, 'eq', String(0x0009n), '0xffff', '10000']);
@@ -60,7 +60,7 @@ for (const [exportOn, importOn] of [['03:00.0', 'b1:00.0'], ['b1:00.2', '03:00.0
   }
 }
 
-test('a waiter whose publisher never signals gets its timeout (sync) or an error when its context stops (async)', { timeout: 20_000 }, async (t) => {
+test('a waiter whose publisher never signals gets its timeout (sync) or an error when its context stops (async)', { timeout: 60_000 }, async (t) => {
   const { dir, blob } = exporter(t, '03:00.0');
   for (const mode of ['busy', 'yield']) {
     const waiter = child(t, dir, 'se-waiter', [blob, 'b1:00.0', mode, 'gt', '5', '-1', '200']);
@@ -73,7 +73,7 @@ test('a waiter whose publisher never signals gets its timeout (sync) or an error
   assert.equal((await asyncWaiter.waitFor(/^ctx (.*)$/))[1], 'IDLE');
 });
 
-test('a handle whose owner died gives NOT_CONNECTED on use, and a destroyed event stale blobs NOT_FOUND', { timeout: 20_000 }, async (t) => {
+test('a handle whose owner died gives NOT_CONNECTED on use, and a destroyed event stale blobs NOT_FOUND', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   useFabric({ dir });
   const owner = child(t, dir, 'se-exporter', ['03:00.0']);
@@ -98,7 +98,7 @@ test('a handle whose owner died gives NOT_CONNECTED on use, and a destroyed even
   handle.destroy();
 });
 
-test('a wait pending when the exporter set its last value and left completes with that value, not NOT_CONNECTED', { timeout: 20_000 }, async (t) => {
+test('a wait pending when the exporter set its last value and left completes with that value, not NOT_CONNECTED', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   useFabric({ dir });
   const host = openDeviceByPci('b1:00.0');

@@ -86,7 +86,7 @@ test('a blob pointing the counter elsewhere in the control block (at the waiter 
   SyncEvent.createFromExport(host, blob).destroy(); // the genuine blob still imports
 });
 
-test('a waiter killed while asleep gives its place back: the waiting count comes down after updates', { timeout: 20_000 }, async (t) => {
+test('a waiter killed while asleep gives its place back: the waiting count comes down after updates', { timeout: 60_000 }, async (t) => {
   const { event, blob } = exported(t);
   const waiter = spawnChild(t, 'se-waiter', [hex(blob), 'b1:00.0', 'async', 'eq', '7', '-1', '0'], { env: { SOFTDPU_FABRIC: currentFabric().dir } });
   await waiter.waitFor(/^armed$/);
@@ -159,7 +159,7 @@ test('a counter in a DocaBuf exports over PCI only when its map has PCI_READ_WRI
   }
 });
 
-test('remote net is bounded: one secret however many exports, a peer limit, and no reply queue for a peer that never reads', { timeout: 30_000 }, async (t) => {
+test('remote net is bounded: one secret however many exports, a peer limit, and no reply queue for a peer that never reads', { timeout: 60_000 }, async (t) => {
   useFabric({ dir: tempFabricDir(t) });
   const event = SyncEvent.create();
   event.addPublisherLocationRemoteNet();

@@ -57,7 +57,7 @@ function atArmingPoint(point: 'inside-arm' | 'after-arm', hook: () => void): () 
   return () => (proto[name] = original);
 }
 
-test('a ring at any point of the arming sequence wakes the driver', { timeout: 20_000 }, async (t) => {
+test('a ring at any point of the arming sequence wakes the driver', { timeout: 60_000 }, async (t) => {
   const { pe, ctx, ring } = sleeper(t);
   let expected = 0;
   const deliver = async (where: string, arrange: () => () => void) => {
@@ -113,7 +113,7 @@ for (const engines of ['shared', 'own'] as const) {
   });
 }
 
-test('the notification handle is a real fd: readable when work arrives after requestNotification, not before', { timeout: 10_000 }, async (t) => {
+test('the notification handle is a real fd: readable when work arrives after requestNotification, not before', { timeout: 60_000 }, async (t) => {
   const { pe, ctx, ring } = sleeper(t);
   const fd = pe.getNotificationHandle();
   assert.equal(pe.getNotificationHandle(), fd, 'fixed for the engine\'s life');
