@@ -274,6 +274,7 @@ test('a kernel that runs past the max run time makes the DPA fatal; later work f
   assert.equal(threadCount(), threads - 2, 'the stuck execution units were terminated');
 });
 
+/** A pause between two tries of a race the test retries (each try starts from an event it waits for). */
 const settle = () => new Promise((r) => setTimeout(r, 20));
 
 test('the wake cursor past 2^31 still finds the idle execution unit: work is not left to a busy one', { timeout: 30_000 }, async (t) => {
