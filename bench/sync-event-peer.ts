@@ -4,8 +4,10 @@
  *                                 set e1 = i, wait for e2 == i; prints {"p50_us","p99_us","cpu_us_per_msg"}
  *   b <busy|yield|async> N FILE   imports them: waits for e1 == i, sets e2 = i; prints {"cpu_us_per_msg"}
  *   idle-a FILE / idle-b FILE     as a and b, each with an async wait pending under pe.run() (a: e2 == 1,
- *                                 b: e1 == 1) for 1 s; print {"cpu_pct"} of that second; then b sets e2 = 1
- *                                 and both end
+ *                                 b: e1 == 1) for 1 s; print {"cpu_pct"} of that second; then each ends
+ *                                 the other's wait: b sets e2 = 1; a, its wait done, sets e1 = 1; b, its
+ *                                 wait done, sets e2 = 2, and ends; a ends once it saw e2 == 2 (b's wait
+ *                                 completed before a, the exporter, goes: none is left pending or failing)
  *   hold FILE TARGET              creates e1 as 'a' does, and exits once it reaches TARGET (polled)
  *   add N FILE START              imports e1 and does N update_add(1) from wall-clock time START (ms),
  *                                 prints {"start","end"} (epoch ms)
@@ -32,10 +34,17 @@ async function waitEq(event: SyncEvent, side: Side | undefined, value: bigint): 
   if (mode === 'busy') event.waitEq(value);
   else if (mode === 'yield') event.waitEqYield(value);
   else {
-    let done = false;
     const task = side!.ctx.taskWaitEqAllocInit(value, U64_MAX);
-    task.submitAsync().then((t) => ((done = true), t.free()));
-    await side!.pe.run({ until: () => done });
+    // The outcome is taken at once (a failure, e.g. the exporter gone, is never an unhandled rejection)
+    // and thrown here once the driver returned; the task is freed either way.
+    let outcome: { err?: unknown } | undefined;
+    task.submitAsync().then(
+      () => (outcome = {}),
+      (err: unknown) => (outcome = { err }),
+    );
+    await side!.pe.run({ until: () => outcome !== undefined });
+    task.free();
+    if (outcome!.err) throw outcome!.err;
   }
 }
 
@@ -57,11 +66,25 @@ function updateSet(event: SyncEvent, side: Side | undefined, value: bigint): voi
 /** The async sides of both events, or starts them for synchronous waits. */
 const sides = (events: SyncEvent[]): Side[] => (mode === 'async' ? events.map(asyncSide) : (events.forEach((e) => e.start()), []));
 
+/** A wait left pending, as the promise of its failure (undefined once it completed): never a rejection. */
+interface Pending {
+  failure: Promise<unknown>;
+}
+
 /** Sits for 1 s with an async wait on `event` == 1 pending, and prints this process's CPU over it. */
-async function idle(event: SyncEvent, side: Side): Promise<{ wait: Promise<void> }> {
-  const wait = waitEq(event, side, 1n);
+async function idle(event: SyncEvent, side: Side): Promise<Pending> {
+  const failure = waitEq(event, side, 1n).then(
+    () => undefined,
+    (err: unknown) => err,
+  );
   process.stdout.write(JSON.stringify({ cpu_pct: await idleCpu(() => sleep(1000)) }) + '\n');
-  return { wait };
+  return { failure };
+}
+
+/** Waits for the end of a wait `idle()` left pending (the other side ends it); throws what it failed with. */
+async function settle(wait: Pending): Promise<void> {
+  const err = await wait.failure;
+  if (err) throw err;
 }
 
 if (role === 'hold') {
@@ -78,8 +101,11 @@ if (role === 'hold') {
   const s = sides([e1, e2]);
   writeFileSync(file!, [e1, e2].map((e) => Buffer.from(e.exportToRemotePci(dev)).toString('hex')).join('\n'));
   process.stdout.write('ready\n');
-  if (role === 'idle-a') await (await idle(e2, s[1]!)).wait;
-  else {
+  if (role === 'idle-a') {
+    await settle(await idle(e2, s[1]!)); // b set e2 = 1
+    updateSet(e1, s[0], 1n); // ends b's wait
+    await waitEq(e2, s[1], 2n); // b's wait completed: this side, the exporter, may go
+  } else {
     const samples: number[] = [];
     const cpu = cpuMeter();
     for (let i = 1; i <= n; i++) {
@@ -104,10 +130,10 @@ if (role === 'hold') {
     const e2 = SyncEvent.createFromExport(dev, b2!);
     const s = sides([e1, e2]);
     if (role === 'idle-b') {
-      await idle(e1, s[0]!);
-      updateSet(e2, s[1], 1n); // lets a end
-      await sleep(50);
-      process.exit(0); // e1 never reaches 1: the pending wait would keep this side forever
+      const wait = await idle(e1, s[0]!);
+      updateSet(e2, s[1], 1n); // ends a's wait
+      await settle(wait); // a set e1 = 1
+      updateSet(e2, s[1], 2n); // lets a end
     } else {
       let cpu = () => 0;
       for (let i = 1; i <= n; i++) {

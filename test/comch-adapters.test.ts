@@ -44,7 +44,7 @@ async function pair(t: TestContext, name: string, withRecvCb = false) {
   return { pe, server, client, conn, ac, driving };
 }
 
-test('connected() and send() are promises; server.messages() iterates and break releases without loss', { timeout: 20_000 }, async (t) => {
+test('connected() and send() are promises; server.messages() iterates and break releases without loss', { timeout: 60_000 }, async (t) => {
   const { server, conn } = await pair(t, 'adapters');
   assert.equal(conn.getClientCtx()!.serverName, 'adapters');
   for (const text of ['one', 'two', 'three']) await conn.send(enc(text));
@@ -64,7 +64,7 @@ test('connected() and send() are promises; server.messages() iterates and break 
   assert.deepEqual(rest, ['three', 'four'], 'the message left when the first iterator broke off was not lost');
 });
 
-test('a connection iterator answers; an AbortSignal ends a waiting iterator; send rejects with the DOCA error', { timeout: 20_000 }, async (t) => {
+test('a connection iterator answers; an AbortSignal ends a waiting iterator; send rejects with the DOCA error', { timeout: 60_000 }, async (t) => {
   const { server, conn } = await pair(t, 'adapters2');
   const echo = (async () => {
     for await (const { connection, data } of server.messages()) {
@@ -90,12 +90,12 @@ test('a connection iterator answers; an AbortSignal ends a waiting iterator; sen
   await it.return!();
 });
 
-test('iterators are refused when a receive callback is registered (callback or iterator, never both)', { timeout: 20_000 }, async (t) => {
+test('iterators are refused when a receive callback is registered (callback or iterator, never both)', { timeout: 60_000 }, async (t) => {
   const { server } = await pair(t, 'adapters3', true);
   assert.throws(() => server.messages(), (err: unknown) => DocaError.is(err, 'BAD_STATE') && /receive callback is registered/.test((err as Error).message));
 });
 
-test('await using stops, waits for IDLE and destroys', { timeout: 20_000 }, async (t) => {
+test('await using stops, waits for IDLE and destroys', { timeout: 60_000 }, async (t) => {
   const { server, client, ac, driving } = await pair(t, 'adapters4');
   ac.abort();
   await driving;
@@ -108,7 +108,7 @@ test('await using stops, waits for IDLE and destroys', { timeout: 20_000 }, asyn
   assert.equal(server.state, 'IDLE');
 });
 
-test('messages sent before the peer left are yielded before the end, both ways; a side that stops drops its unread ones and still stops', { timeout: 20_000 }, async (t) => {
+test('messages sent before the peer left are yielded before the end, both ways; a side that stops drops its unread ones and still stops', { timeout: 60_000 }, async (t) => {
   const { server, client, conn } = await pair(t, 'adapters4');
   await until(() => server.connections.length === 1, 'the server to see the client');
   // The client sends and leaves; the server's iterator, not waiting meanwhile, still gets everything.
@@ -126,7 +126,8 @@ test('messages sent before the peer left are yielded before the end, both ways; 
   await until(() => server.connections.length === 1, 'the server to see the client');
   for (const text of ['four', 'five']) await server.connections[0]!.send(enc(text));
   server.disconnect(server.connections[0]!);
-  await new Promise((r) => setTimeout(r, 100));
+  // The server cuts the client off once its linger ran out: the client then knows the connection ended.
+  await until(() => !conn2.isConnected, 'the client to see the server end the connection');
   assert.equal(client.state, 'RUNNING', 'unread messages keep the connection');
   const got: string[] = [];
   for await (const data of conn2.messages({ timeoutMs: 5000 })) got.push(dec(data));
@@ -142,12 +143,13 @@ test('messages sent before the peer left are yielded before the end, both ways; 
   assert.match(warnings.join(''), /\[WARN\]\[comch\] connection \d+: 1 message\(s\) from the peer \(pid \d+\) were not read before this side stopped; dropping them/);
 });
 
-test('a server that never reads what a departed client sent still stops (the unread messages are dropped)', { timeout: 20_000 }, async (t) => {
+test('a server that never reads what a departed client sent still stops (the unread messages are dropped)', { timeout: 60_000 }, async (t) => {
   const { server, client, conn } = await pair(t, 'adapters5');
   await until(() => server.connections.length === 1, 'the server to see the client');
   for (const text of ['one', 'two']) await conn.send(enc(text));
+  const serverConn = server.connections[0]!;
   await client.stopAndWait({ timeoutMs: 5000 });
-  await new Promise((r) => setTimeout(r, 100));
+  await until(() => !serverConn.isConnected, 'the server to see the client leave');
   assert.equal(server.connections.length, 1, 'kept while its messages are unread');
   const warnings = logLines(t);
   await server.stopAndWait({ timeoutMs: 5000 });
@@ -162,7 +164,7 @@ function logLines(t: TestContext): string[] {
   return lines;
 }
 
-test('server.messages() also yields what a departed client sent, with the connection it came on', { timeout: 20_000 }, async (t) => {
+test('server.messages() also yields what a departed client sent, with the connection it came on', { timeout: 60_000 }, async (t) => {
   const { server, client, conn } = await pair(t, 'adapters6');
   await until(() => server.connections.length === 1, 'the server to see the client');
   const serverConn = server.connections[0]!;

@@ -4,21 +4,18 @@ import { test } from 'node:test';
 import type { Child } from './helpers/child.js';
 import { startClient, startServer } from './helpers/comch.js';
 import { tempFabricDir } from './helpers/fabric.js';
+import { until } from './helpers/wait.js';
 
 /** The client's SDK log at DEBUG: each look for its server is a line, the proof that it kept trying. */
 const DEBUG = { SOFTDPU_SDK_LOG_LEVEL: 'DEBUG' };
 
 /** Waits until `client` has looked for its server and found none `times` times. */
 async function retried(client: Child, times: number): Promise<void> {
-  const deadline = Date.now() + 10_000;
   const count = () => client.stderr.join('').split('\n').filter((l) => /no such server .* yet; retrying/.test(l)).length;
-  while (count() < times) {
-    if (Date.now() > deadline) throw new Error(`the client looked for its server ${count()} times, not ${times}; stderr: ${client.stderr.join('').slice(-1000)}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await until(() => count() >= times, () => `the client to look for its server ${times} times (${count()} so far); stderr: ${client.stderr.join('').slice(-1000)}`);
 }
 
-test('a client and a server in two processes connect and exchange messages both ways', { timeout: 30_000 }, async (t) => {
+test('a client and a server in two processes connect and exchange messages both ways', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const server = startServer(t, dir, { echo: true });
   assert.equal((await server.waitFor(/^started (.*)$/))[1], 'DOCA_SUCCESS');
@@ -36,7 +33,7 @@ test('a client and a server in two processes connect and exchange messages both 
   assert.equal((await server.waitFor(/^counters (.*)$/))[1], '1 10 1 5');
 });
 
-test('a client started before its server connects once the server is up', { timeout: 30_000 }, async (t) => {
+test('a client started before its server connects once the server is up', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const client = startClient(t, dir, { sendOnRunning: 'early bird' }, DEBUG);
   await client.waitFor(/^c0 started DOCA_ERROR_IN_PROGRESS$/);
@@ -47,7 +44,7 @@ test('a client started before its server connects once the server is up', { time
   await server.waitFor(/^recv \d+ 10 early bird$/);
 });
 
-test('a client whose server never appears stays STARTING and can be stopped back to IDLE', { timeout: 30_000 }, async (t) => {
+test('a client whose server never appears stays STARTING and can be stopped back to IDLE', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const client = startClient(t, dir, {}, DEBUG);
   await client.waitFor(/^c0 started/);
@@ -59,7 +56,7 @@ test('a client whose server never appears stays STARTING and can be stopped back
   assert.match((await client.waitFor(/^c0 error (.*)$/))[1]!, /^DOCA_ERROR_BAD_STATE .*not RUNNING/);
 });
 
-test('a client on b1:00.2 never reaches a server bound to b1:00.0, and that server sees nothing', { timeout: 30_000 }, async (t) => {
+test('a client on b1:00.2 never reaches a server bound to b1:00.0, and that server sees nothing', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const pf = startServer(t, dir, { name: 'shared-name', rep: 'b1:00.0' });
   await pf.waitFor(/^started/);
@@ -78,7 +75,7 @@ test('a client on b1:00.2 never reaches a server bound to b1:00.0, and that serv
   await pf.waitFor(/^connect /);
 });
 
-test('the server name must match exactly', { timeout: 30_000 }, async (t) => {
+test('the server name must match exactly', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const server = startServer(t, dir, { name: 'exact' });
   await server.waitFor(/^started/);

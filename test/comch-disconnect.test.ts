@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { linesOf, startClient, startServer, waitCount } from './helpers/comch.js';
 import { tempFabricDir } from './helpers/fabric.js';
 
-test('disconnect: AGAIN while the queue is full, then delivered after every earlier message; exactly one event; a second call fails', { timeout: 30_000 }, async (t) => {
+test('disconnect: AGAIN while the queue is full, then delivered after every earlier message; exactly one event; a second call fails', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const server = startServer(t, dir);
   await server.waitFor(/^started/);
@@ -31,7 +31,7 @@ test('disconnect: AGAIN while the queue is full, then delivered after every earl
   assert.equal(linesOf(server, /^disconnect \d/).length, 1);
 });
 
-test('a client stop disconnects it: the server gets one disconnect event and keeps running', { timeout: 30_000 }, async (t) => {
+test('a client stop disconnects it: the server gets one disconnect event and keeps running', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const server = startServer(t, dir);
   await server.waitFor(/^started/);
@@ -47,7 +47,7 @@ test('a client stop disconnects it: the server gets one disconnect event and kee
   assert.match((await server.waitFor(/^error (.*)$/))[1]!, /^DOCA_ERROR_CONNECTION_ABORTED/);
 });
 
-test('stopping the server disconnects every client; each sees its connection end', { timeout: 30_000 }, async (t) => {
+test('stopping the server disconnects every client; each sees its connection end', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const server = startServer(t, dir);
   await server.waitFor(/^started/);

@@ -33,7 +33,7 @@ async function startEndpoints(p: Pair, map: Mmap, configure: (consumer: ComchCon
   return { consumer, producer };
 }
 
-test('consumers and producers: ids unique per connection, new and expired events on the peer, async start', { timeout: 20_000 }, async (t) => {
+test('consumers and producers: ids unique per connection, new and expired events on the peer, async start', { timeout: 60_000 }, async (t) => {
   const p = await comchPair(t, 'fp-ids');
   const { map } = sharedMap(p.arm, 1 << 16);
   const cpe = ProgressEngine.create();
@@ -58,7 +58,7 @@ test('consumers and producers: ids unique per connection, new and expired events
   assert.ok(!p.events.includes(`client new ${consumers[1]!.getId()}`), 'a consumer that never started is not announced');
 });
 
-test('creation rules: established connection, PCI read/write map, buffers inside it, imm data up to 32 bytes', { timeout: 20_000 }, async (t) => {
+test('creation rules: established connection, PCI read/write map, buffers inside it, imm data up to 32 bytes', { timeout: 60_000 }, async (t) => {
   const p = await comchPair(t, 'fp-rules');
   const local = Mmap.create();
   local.setMemrange(Buffer.alloc(64));
@@ -91,7 +91,7 @@ test('creation rules: established connection, PCI read/write map, buffers inside
   assert.throws(() => ComchProducer.create(p.clientConn), code('DOCA_ERROR_BAD_STATE', /not established/));
 });
 
-test('send: AGAIN without a posted buffer (the task stays usable), INVALID_VALUE when too big (buffer untouched), then delivery', { timeout: 20_000 }, async (t) => {
+test('send: AGAIN without a posted buffer (the task stays usable), INVALID_VALUE when too big (buffer untouched), then delivery', { timeout: 60_000 }, async (t) => {
   const p = await comchPair(t, 'fp-send');
   const dst = sharedMap(p.arm, 1 << 16);
   const received: ComchConsumerPostRecvTask[] = [];
@@ -134,7 +134,7 @@ test('send: AGAIN without a posted buffer (the task stays usable), INVALID_VALUE
   tooMuchImm.free();
 });
 
-test('teardown order: disconnect and stop are IN_USE while producers or consumers exist; stopTree does it children first', { timeout: 20_000 }, async (t) => {
+test('teardown order: disconnect and stop are IN_USE while producers or consumers exist; stopTree does it children first', { timeout: 60_000 }, async (t) => {
   const p = await comchPair(t, 'fp-teardown');
   const { map } = sharedMap(p.arm, 4096);
   const { consumer, producer } = await startEndpoints(p, map);
@@ -152,7 +152,7 @@ test('teardown order: disconnect and stop are IN_USE while producers or consumer
   assert.equal(p.server.state, 'IDLE');
 });
 
-test('adapters: producer.send retries AGAIN under a bounded policy; consumer.messages reposts and breaks cleanly', { timeout: 20_000 }, async (t) => {
+test('adapters: producer.send retries AGAIN under a bounded policy; consumer.messages reposts and breaks cleanly', { timeout: 60_000 }, async (t) => {
   const p = await comchPair(t, 'fp-adapters');
   const dst = sharedMap(p.arm, 4 * 256);
   const { consumer, producer } = await startEndpoints(p, dst.map, (consumer, producer) => {
@@ -182,7 +182,7 @@ test('adapters: producer.send retries AGAIN under a bounded policy; consumer.mes
   assert.equal(consumer.state, 'IDLE', 'the buffers left posted were flushed and their tasks freed');
 });
 
-test('consumer.messages: what was delivered before a stop is yielded, then the iteration ends (no BAD_STATE from reposting)', { timeout: 20_000 }, async (t) => {
+test('consumer.messages: what was delivered before a stop is yielded, then the iteration ends (no BAD_STATE from reposting)', { timeout: 60_000 }, async (t) => {
   const p = await comchPair(t, 'fp-stop-iter');
   const dst = sharedMap(p.arm, 4 * 256);
   const { consumer, producer } = await startEndpoints(p, dst.map);

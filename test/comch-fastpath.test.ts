@@ -45,7 +45,7 @@ for (const [workers, mode] of [[true, 'busy'], [false, 'notify']] as const) {
   });
 }
 
-test('consumers announced on one side reach the other while it sleeps in notify mode', { timeout: 30_000 }, async (t) => {
+test('consumers announced on one side reach the other while it sleeps in notify mode', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const server = side(t, dir, { side: 'server', name: 'fp2', consumers: 0, producers: 0, peerConsumers: 2, peerProducers: 0, messages: 0, size: 64, postBufs: 2, mode: 'notify', workers: true });
   const client = side(t, dir, { side: 'client', name: 'fp2', consumers: 2, producers: 0, peerConsumers: 0, peerProducers: 0, messages: 0, size: 64, postBufs: 2, mode: 'notify', workers: true });
@@ -54,7 +54,7 @@ test('consumers announced on one side reach the other while it sleeps in notify 
   await waitCount(server, /^peer-consumer-expired \d+$/, 2);
 });
 
-test('when the peer is killed, producers and consumers reach IDLE and posted buffers fail through the error callback', { timeout: 30_000 }, async (t) => {
+test('when the peer is killed, producers and consumers reach IDLE and posted buffers fail through the error callback', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const server = spawnChild(t, 'comch-server', [JSON.stringify({ name: 'doomed' })], { env: { SOFTDPU_FABRIC: dir } });
   await server.waitFor(/^started/);

@@ -4,23 +4,23 @@ import { test } from 'node:test';
 import type { Child } from './helpers/child.js';
 import { linesOf, startClient, startServer, waitCount } from './helpers/comch.js';
 import { tempFabricDir } from './helpers/fabric.js';
+import { until } from './helpers/wait.js';
 
 /**
  * Asks `fixture` for its tasks in flight until it reports `count`: proof that every send was submitted
  * and that that many are held back (rather than a fixed sleep that hopes they had time to complete).
  */
 async function held(fixture: Child, prefix: string, count: number): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  for (let asked = 0; ; asked++) {
+  let asked = 0;
+  let last: string | undefined;
+  await until(async () => {
     fixture.send(prefix ? `inflight ${prefix.trim().slice(1)}` : 'inflight');
-    const line = await waitCount(fixture, new RegExp(`^${prefix}inflight \\d+$`), asked + 1);
-    if (line[asked] === `${prefix}inflight ${count}`) return;
-    if (Date.now() > deadline) throw new Error(`${prefix}inflight stayed at ${line[asked]}, not ${count}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+    last = (await waitCount(fixture, new RegExp(`^${prefix}inflight \\d+$`), ++asked))[asked - 1];
+    return last === `${prefix}inflight ${count}`;
+  }, () => `${prefix}inflight to reach ${count} (it says ${last})`);
 }
 
-test('a full peer queue holds sends back in order: nothing is dropped or reordered', { timeout: 30_000 }, async (t) => {
+test('a full peer queue holds sends back in order: nothing is dropped or reordered', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const server = startServer(t, dir, { recvQueueSize: 4, paused: true });
   await server.waitFor(/^started/);
@@ -42,7 +42,7 @@ test('a full peer queue holds sends back in order: nothing is dropped or reorder
   assert.equal(linesOf(client, /send-error/).length, 0);
 });
 
-test('when the sides disagree, the connection carries the smaller max_msg_size and each receiver its own queue depth', { timeout: 30_000 }, async (t) => {
+test('when the sides disagree, the connection carries the smaller max_msg_size and each receiver its own queue depth', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const server = startServer(t, dir, { maxMsgSize: 100, recvQueueSize: 3 });
   await server.waitFor(/^started/);

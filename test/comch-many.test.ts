@@ -26,7 +26,7 @@ test('64 clients (8 processes of 8) against one server, each stream in order', {
   assert.equal(linesOf(server, /error/).length, 0);
 });
 
-test('the server refuses clients beyond max_clients; the refused client fails to IDLE', { timeout: 30_000 }, async (t) => {
+test('the server refuses clients beyond max_clients; the refused client fails to IDLE', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const topology = join(dir, 'topo.json');
   writeFileSync(topology, JSON.stringify({ caps: { comch: { maxClients: 2 } }, dpus: [{ arm: [{ pci: '03:00.0' }], host: [{ pci: 'b1:00.0' }] }] }));

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import { assertExit, sample } from './helpers/child.js';
 import { tempFabricDir } from './helpers/fabric.js';
 
-test('server and client samples exchange their texts and both stop cleanly', { timeout: 30_000 }, async (t) => {
+test('server and client samples exchange their texts and both stop cleanly', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const server = sample(t, dir, ['comch_ctrl_path_server', '-p', '03:00.0', '-r', 'b1:00.0', '-t', 'from the DPU']);
   const client = sample(t, dir, ['comch_ctrl_path_client', '-p', 'b1:00.0', '-t', 'from the host']);
@@ -22,14 +22,14 @@ test('server and client samples exchange their texts and both stop cleanly', { t
   assert.deepEqual([...server.lines, ...client.lines], [], 'samples log to stderr, nothing to stdout');
 });
 
-test('a client with no server gives up after --timeout with a clear message and a non-zero exit', { timeout: 30_000 }, async (t) => {
+test('a client with no server gives up after --timeout with a clear message and a non-zero exit', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const client = sample(t, dir, ['comch_ctrl_path_client', '--timeout', '1']);
   await assertExit(client, 1);
   assert.match(client.stderr.join(''), /timed out after 1 s waiting for the server comch_ctrl_path_sample_server \(is it running\?\).*DOCA_ERROR_TIME_OUT/);
 });
 
-test('flags from a JSON file (DOCA layout), -h, -v, -l and bad flags', { timeout: 30_000 }, async (t) => {
+test('flags from a JSON file (DOCA layout), -h, -v, -l and bad flags', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const flags = join(dir, 'flags.json');
   writeFileSync(flags, JSON.stringify({ doca_general_flags: { 'log-level': 30 }, doca_program_flags: { 'pci-addr': 'b1:00.0', text: 'from json' } }));
@@ -52,7 +52,7 @@ test('flags from a JSON file (DOCA layout), -h, -v, -l and bad flags', { timeout
   assert.match(wrongSide.stderr.join(''), /cannot host a comch server.*DOCA_ERROR_NOT_SUPPORTED/);
 });
 
-test('the high-speed data path samples pass their texts both ways through producers and consumers', { timeout: 30_000 }, async (t) => {
+test('the high-speed data path samples pass their texts both ways through producers and consumers', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const server = sample(t, dir, ['comch_data_path_high_speed_server', '-p', '03:00.0', '-r', 'b1:00.0', '-t', 'bulk from the DPU']);
   const client = sample(t, dir, ['comch_data_path_high_speed_client', '-p', 'b1:00.0', '-t', 'bulk from the host']);
@@ -63,7 +63,7 @@ test('the high-speed data path samples pass their texts both ways through produc
   assert.match(server.stderr.join(''), /Sample finished successfully/);
 });
 
-test('a data path client with no server times out clearly', { timeout: 30_000 }, async (t) => {
+test('a data path client with no server times out clearly', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const client = sample(t, dir, ['comch_data_path_high_speed_client', '--timeout', '1']);
   await assertExit(client, 1);

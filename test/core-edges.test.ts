@@ -30,7 +30,9 @@ test('stopAndWait() whose stop is refused rejects with that error and leaves no 
   process.on('unhandledRejection', onUnhandled);
   try {
     await assert.rejects(ctx.stopAndWait({ timeoutMs: 30 }), code('IN_USE'));
-    await sleep(100); // past the timeout a leftover waiter would have had
+    // Stays: past the 30 ms a leftover waiter's timer would have had. Timers fire in order of their
+    // deadlines, so a late machine delays both, never this one first.
+    await sleep(100);
     assert.deepEqual(unhandled, []);
   } finally {
     process.off('unhandledRejection', onUnhandled);
@@ -68,6 +70,7 @@ test('wait timeouts: Infinity means none, a negative or NaN timeout is INVALID_V
   await assert.rejects(ctx.waitForState('IDLE', { timeoutMs: Number.NaN }), code('INVALID_VALUE'));
   const ac = new AbortController();
   const forever = ctx.waitForState('IDLE', { timeoutMs: Infinity, signal: ac.signal });
+  // Stays: an Infinity that became a timer (setTimeout takes it as 1 ms) would fire within this.
   await sleep(30);
   ac.abort(new Error('done waiting'));
   await assert.rejects(forever, /done waiting/);

@@ -17,7 +17,7 @@ async function doctorJson(t: TestContext, args: string[], script?: string): Prom
   return { code: exit.code, report: JSON.parse(child.lines.join('\n')) as DoctorReport };
 }
 
-test('softdpu doctor --json reports the loaded addon, the runtime, the probed features and the fabric; exit 0', { timeout: 20_000 }, async (t) => {
+test('softdpu doctor --json reports the loaded addon, the runtime, the probed features and the fabric; exit 0', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const { code, report } = await doctorJson(t, ['--fabric', dir]);
   assert.equal(code, 0, JSON.stringify(report, null, 2));
@@ -46,7 +46,7 @@ test('softdpu doctor --json reports the loaded addon, the runtime, the probed fe
   assert.match(human.stdout, /Everything softdpu needs works here\./);
 });
 
-test('softdpu doctor fails (exit 1) on a fabric directory others can read, and accepts one still to be made', { timeout: 20_000 }, async (t) => {
+test('softdpu doctor fails (exit 1) on a fabric directory others can read, and accepts one still to be made', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   chmodSync(dir, 0o755);
   const open = await doctorJson(t, ['--fabric', dir]);
@@ -64,7 +64,7 @@ test('softdpu doctor fails (exit 1) on a fabric directory others can read, and a
   assert.match(absent.report.fabric.detail, /absent; it will be created/);
 });
 
-test('without a loadable addon, doctor says what was tried and how to build it, and the library fails in one line', { timeout: 20_000 }, async (t) => {
+test('without a loadable addon, doctor says what was tried and how to build it, and the library fails in one line', { timeout: 60_000 }, async (t) => {
   // A package with the compiled library and no binary at all: no prebuilds/, no build/.
   const root = mkdtempSync('/tmp/sdpu-noaddon-');
   t.after(() => rmSync(root, { recursive: true, force: true }));

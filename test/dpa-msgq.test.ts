@@ -140,6 +140,10 @@ function quietly(stop: () => unknown): () => unknown {
   };
 }
 
+/**
+ * A window for an activation that must not happen: one that did would have run within it. A slow
+ * machine can only hide such an activation, never make the check after it fail wrongly.
+ */
 const settle = (ms = 60) => new Promise((r) => setTimeout(r, ms));
 
 for (const [poll, wrap] of [[false, false], [true, false], [false, true]] as const) {

@@ -97,6 +97,8 @@ test('a kernel waits for its event to reach the threshold, runs n instances, the
   sum.start();
   onCleanup(t, () => (sum.stop(), sum.destroy()));
   dpa.kernelLaunchUpdateSet(wait, 4, comp, 10n, 16, 'rank_sum', sum.getDpaHandle(dpa));
+  // These two stay: a kernel that ran too early would have added within them; a slow machine can
+  // only hide that, never make the checks fail wrongly.
   await new Promise((r) => setTimeout(r, 50));
   assert.equal(sum.get(), 0n, 'nothing ran: the wait event is 0');
   wait.updateSet(3n);
@@ -190,8 +192,10 @@ test('device log lines reach the owner\'s DOCA log at the DPA\'s log level', { t
   assert.match(lines[0]!, /\[APP\]\[INF\]\[DPA::basic\]/);
   dpa.setLogLevel(40);
   dpa.kernelLaunchUpdateSet(undefined, 0, undefined, 0, 1, 'hello_world');
-  assert.equal(dpa.rpc('add', 0n, 0n), 0n);
-  await new Promise((r) => setTimeout(r, 50));
+  // One execution unit runs them in order, and the lines come in order: once the WARNING line of the
+  // kernel after it is here, an INFO line of hello_world would be too.
+  dpa.kernelLaunchUpdateSet(undefined, 0, undefined, 0, 1, 'log_at', 40n);
+  await eventually(() => lines.some((l) => /Marker at level 40/.test(l)), 'the WARNING line of the next kernel');
   assert.equal(lines.filter((l) => /Hello from kernel/.test(l)).length, 3, 'INFO lines are below WARNING: not sent');
   assert.throws(() => dpa.setLogLevel(45), code('INVALID_VALUE'));
 });
@@ -260,9 +264,8 @@ test('a kernel that runs past the max run time makes the DPA fatal; later work f
     dpa.d2hMemcpy(marks, started);
     return marks[0] === 1 && marks[8] === 1;
   }, 'both execution units run spin_forever'); // so the RPC below can only wait
-  const t0 = performance.now();
+  // The blocking RPC ends with the DPA (the error says why), however long a loaded machine takes to see it.
   assert.throws(() => dpa.rpc('add', 1n, 2n), code('DRIVER', /ran \d+ ms on execution unit \d, past the kernel max run time of 1000 ms/));
-  assert.ok(performance.now() - t0 < 4000, 'the blocking RPC ended with the DPA');
   assert.match(dpa.peekAtLastError()!.message, /DOCA_ERROR_BAD_STATE/);
   await assert.rejects(dpa.rpcAsync('add', 1n, 1n), code('DRIVER', /fatal state/));
   assert.throws(() => dpa.kernelLaunchUpdateSet(undefined, 0, undefined, 0, 1, 'hello_world'), code('DRIVER'));
@@ -271,6 +274,7 @@ test('a kernel that runs past the max run time makes the DPA fatal; later work f
   assert.equal(threadCount(), threads - 2, 'the stuck execution units were terminated');
 });
 
+/** A pause between two tries of a race the test retries (each try starts from an event it waits for). */
 const settle = () => new Promise((r) => setTimeout(r, 20));
 
 test('the wake cursor past 2^31 still finds the idle execution unit: work is not left to a busy one', { timeout: 30_000 }, async (t) => {

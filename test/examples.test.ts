@@ -8,7 +8,7 @@ import { tempFabricDir } from './helpers/fabric.js';
 
 const examples = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'examples');
 
-test('the comch echo example runs as written, DPU side and host side in their own processes', { timeout: 30_000 }, async (t) => {
+test('the comch echo example runs as written, DPU side and host side in their own processes', { timeout: 60_000 }, async (t) => {
   const env = { SOFTDPU_FABRIC: tempFabricDir(t) };
   const dpu = spawnChild(t, 'echo-dpu', [], { script: join(examples, 'echo-dpu.mjs'), env });
   const host = spawnChild(t, 'echo-host', [], { script: join(examples, 'echo-host.mjs'), env });

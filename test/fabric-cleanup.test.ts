@@ -47,7 +47,7 @@ async function squatAndKill(t: TestContext, dir: string): Promise<{ victim: Chil
   return { victim, descriptors };
 }
 
-test('after kill -9, `softdpu fabric clean` removes what the process left', { timeout: 30_000 }, async (t) => {
+test('after kill -9, `softdpu fabric clean` removes what the process left', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const { victim } = await squatAndKill(t, dir);
   const { exit, stdout } = await runCli(t, ['fabric', 'clean', '--fabric', dir]);
@@ -57,7 +57,7 @@ test('after kill -9, `softdpu fabric clean` removes what the process left', { ti
   assert.deepEqual(shmOf(victim.pid), []);
 });
 
-test('a stats announcement a killed process left half-written (stats-tmp) is swept with its other entries', { timeout: 30_000 }, async (t) => {
+test('a stats announcement a killed process left half-written (stats-tmp) is swept with its other entries', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const { victim } = await squatAndKill(t, dir);
   const owner = entryOwner(entriesOf(dir, victim.pid)[0]!)!;
@@ -69,7 +69,7 @@ test('a stats announcement a killed process left half-written (stats-tmp) is swe
   assert.deepEqual(entriesOf(dir, victim.pid), []);
 });
 
-test('after kill -9, the next process to join the fabric removes what it left', { timeout: 30_000 }, async (t) => {
+test('after kill -9, the next process to join the fabric removes what it left', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const { victim } = await squatAndKill(t, dir);
   const next = spawnChild(t, 'joiner', [], { env: { SOFTDPU_FABRIC: dir } });
@@ -77,7 +77,7 @@ test('after kill -9, the next process to join the fabric removes what it left', 
   assert.deepEqual(entriesOf(dir, victim.pid), []);
 });
 
-test('the fabric directory is private: created 0700, a shared one is refused', { timeout: 10_000 }, async (t) => {
+test('the fabric directory is private: created 0700, a shared one is refused', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const fresh = `${dir}/nested/fabric`;
   const made = await runCli(t, ['fabric', 'path', '--fabric', fresh]);
@@ -90,7 +90,7 @@ test('the fabric directory is private: created 0700, a shared one is refused', {
   assert.match(refused.stderr, /has mode 0755; it must be private \(0700\).*DOCA_ERROR_NOT_PERMITTED/);
 });
 
-test('SOFTDPU_FABRIC picks the directory, --fabric overrides it', { timeout: 10_000 }, async (t) => {
+test('SOFTDPU_FABRIC picks the directory, --fabric overrides it', { timeout: 60_000 }, async (t) => {
   const a = tempFabricDir(t);
   const b = tempFabricDir(t);
   assert.equal((await runCli(t, ['fabric', 'path'], { SOFTDPU_FABRIC: a })).stdout, a);

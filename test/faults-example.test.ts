@@ -31,7 +31,7 @@ async function runExample(t: TestContext, dir: string): Promise<{ host: Child; d
   return { host, dpus };
 }
 
-test('the retry example recovers from injected AGAIN and from DPU crashes, as docs/faults.md shows', { timeout: 40_000 }, async (t) => {
+test('the retry example recovers from injected AGAIN and from DPU crashes, as docs/faults.md shows', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   Faults.add(
     {
@@ -56,7 +56,7 @@ test('the retry example recovers from injected AGAIN and from DPU crashes, as do
   assert.deepEqual(killed, Array(3).fill({ code: null, signal: 'SIGKILL' }), 'each of the first three DPU processes killed itself');
 });
 
-test('a sticky AGAIN (a device that stays full) makes the example give up and say so', { timeout: 30_000 }, async (t) => {
+test('a sticky AGAIN (a device that stays full) makes the example give up and say so', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   Faults.add({ kind: 'again', match: { ctx: 'doca_comch_client', task: 'send' }, after: 3 }, { fabric: dir });
   const { host } = await runExample(t, dir);

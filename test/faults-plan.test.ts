@@ -87,7 +87,7 @@ test('a plan is refused with INVALID_VALUE naming the field that is wrong', (t) 
   assert.throws(() => Faults.clear({ ids: ['other'] }), code('NOT_FOUND', /no fault "other"/));
 });
 
-test('$SOFTDPU_FAULTS (JSON or a file) is checked when a process joins a fabric: a bad plan fails, naming the field', { timeout: 20_000 }, async (t) => {
+test('$SOFTDPU_FAULTS (JSON or a file) is checked when a process joins a fabric: a bad plan fails, naming the field', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const bad = await runCli(t, ['devices', '--fabric', dir], { SOFTDPU_FAULTS: '{"faults":[{"kind":"again","match":{"tsak":"send"}}]}' });
   assert.equal(bad.exit.code, 1);
@@ -201,7 +201,7 @@ test('capabilities forced small are what the cap queries answer, and they are en
   assert.equal(comchCapGetMaxMsgSize(info), before);
 });
 
-test('processes adding to one fabric plan at once lose nothing: every fault is there once, with its own id', { timeout: 30_000 }, async (t) => {
+test('processes adding to one fabric plan at once lose nothing: every fault is there once, with its own id', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const [writers, each] = [4, 15];
   const children = Array.from({ length: writers }, () => spawnChild(t, 'fault-adder', [dir, String(each)]));

@@ -19,6 +19,7 @@ import { DevinfoRepFilter } from '../src/core/devinfo.js';
 import { ProgressEngine } from '../src/core/pe.js';
 import { useFabric } from '../src/fabric/fabric.js';
 import { Faults } from '../src/fabric/faults/api.js';
+import { StatsObserver } from '../src/fabric/stats-reader.js';
 import type { EndpointJob } from './fixtures/fastpath-worker.js';
 import { runCli } from './helpers/child.js';
 import { startClient, startServer } from './helpers/comch.js';
@@ -52,13 +53,29 @@ async function hostClient(t: TestContext, dir: string, name: string): Promise<{ 
   return { client, conn: await client.connected({ timeoutMs: 10_000 }), states };
 }
 
+/**
+ * Whether fault `id` is in force in the main thread of process `pid`: a thread lists each fault in force
+ * in it among its objects (a `fault` record named after it), from the moment it read the plan.
+ */
+function inForce(t: TestContext, dir: string, pid: number, id: string): () => boolean {
+  const observer = new StatsObserver(dir);
+  t.after(() => observer.close());
+  return () => observer.snapshot().threads.some((th) => th.pid === pid && th.tid === pid && th.objects.some((o) => o.kind === 'fault' && o.name.startsWith(`${id} `)));
+}
+
+/** The first fault of the plan, with its injections, as `softdpu devices --json` lists it. */
+async function deviceFault(t: TestContext, dir: string): Promise<{ id: string; kind: string; injections: number } | undefined> {
+  const devices = JSON.parse(await cli(t, dir, 'devices', '--json')) as { faults: { faults: { id: string; kind: string; injections: number }[] } };
+  return devices.faults.faults[0];
+}
+
 async function cli(t: TestContext, dir: string, ...args: string[]): Promise<string> {
   const r = await runCli(t, [...args, '--fabric', dir]);
   assert.deepEqual(r.exit, { code: 0, signal: null }, r.stderr);
   return r.stdout;
 }
 
-test('a DPU process killed by its plan ($SOFTDPU_FAULTS) is seen by the host as a disconnect', { timeout: 20_000 }, async (t) => {
+test('a DPU process killed by its plan ($SOFTDPU_FAULTS) is seen by the host as a disconnect', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const plan = JSON.stringify({ faults: [{ kind: 'crash', match: { ctx: 'doca_comch_server', task: 'send' }, after: 2 }] });
   const server = startServer(t, dir, { name: 'crash', echo: true }, { SOFTDPU_FAULTS: plan });
@@ -75,7 +92,7 @@ test('a DPU process killed by its plan ($SOFTDPU_FAULTS) is seen by the host as 
   assert.match(server.stderr.join(''), /\[WARN\]\[faults\] fault env-1 \(crash\): process \d+ kills itself with SIGKILL at a send submit of doca_comch_server/);
 });
 
-test('a worker thread that crashes ends alone; its producer is reaped and the process goes on', { timeout: 20_000 }, async (t) => {
+test('a worker thread that crashes ends alone; its producer is reaped and the process goes on', { timeout: 60_000 }, async (t) => {
   Faults.clear();
   t.after(() => Faults.clear());
   const p = await comchPair(t, 'thread-crash');
@@ -103,13 +120,15 @@ test('a worker thread that crashes ends alone; its producer is reaped and the pr
   assert.equal(await new Promise((resolve) => worker.once('exit', resolve)), 1, 'the worker ended by process.exit(1)');
   assert.deepEqual(messages, [], 'without a word');
   await until(() => received === 10, 'the ten sends before the crash');
-  await until(() => p.clientConn.childCount === 0, "the dead thread's producer to be reaped", 3000);
+  await until(() => p.clientConn.childCount === 0, "the dead thread's producer to be reaped");
+  // Stays: nothing may arrive after the crash, which no event shows; on a slow machine a late 11th
+  // would only be missed, never make this fail wrongly.
   await sleep(100);
   assert.equal(received, 10);
   assert.equal(p.clientConn.isConnected, true, 'the connection and the process live on');
 });
 
-test('a DPU that stops progressing times out the host\'s waits, and recovers when the plan is cleared (at run time)', { timeout: 30_000 }, async (t) => {
+test('a DPU that stops progressing times out the host\'s waits, and recovers when the plan is cleared (at run time)', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const server = startServer(t, dir, { name: 'stall', echo: true });
   await server.waitFor(/^started/);
@@ -118,28 +137,22 @@ test('a DPU that stops progressing times out the host\'s waits, and recovers whe
   await conn.send(bytes('a'));
   assert.equal(text((await replies.next()).value), 'echo:a');
   assert.match(await cli(t, dir, 'fault', 'add', JSON.stringify({ kind: 'stall', match: { ctx: 'doca_comch_server' } })), /added f1/);
-  await sleep(600); // the server reads the plan on its next liveness pass (every 200 ms)
+  await until(inForce(t, dir, server.pid, 'f1'), 'the server to read the plan (on its liveness cadence)');
   await replies.return!();
+  // A stalled peer never answers: however slow the machine, this wait ends with TIME_OUT.
   replies = conn.messages({ timeoutMs: 1000 });
   await conn.send(bytes('b'));
   await assert.rejects(replies.next(), code('TIME_OUT'), 'no echo from a stalled peer');
-  await until(() => server.stderr.join('').includes('(stall): the progress engine of doca_comch_server stops progressing'), 'the stall warning', 2000);
-  let devices: { faults: { faults: { id: string; kind: string; injections: number }[] } } | undefined;
-  const deadline = Date.now() + 3000;
-  while (!(devices?.faults.faults[0]?.injections === 1)) {
-    assert.ok(Date.now() < deadline, `the injection count in devices --json: ${JSON.stringify(devices?.faults)}`);
-    await sleep(100);
-    devices = JSON.parse(await cli(t, dir, 'devices', '--json'));
-  }
-  assert.equal(devices.faults.faults[0]!.kind, 'stall');
+  await until(() => server.stderr.join('').includes('(stall): the progress engine of doca_comch_server stops progressing'), 'the stall warning');
+  let listed: Awaited<ReturnType<typeof deviceFault>>;
+  await until(async () => (listed = await deviceFault(t, dir))?.injections === 1, () => `the injection count in devices --json: ${JSON.stringify(listed)}`);
+  assert.equal(listed!.kind, 'stall');
   assert.match(await cli(t, dir, 'fault', 'clear'), /removed f1/);
-  const cleared = performance.now();
-  replies = conn.messages({ timeoutMs: 5000 });
+  replies = conn.messages({ timeoutMs: 15_000 });
   assert.equal(text((await replies.next()).value), 'echo:b', 'the held message is served once the plan is cleared');
-  assert.ok(performance.now() - cleared < 1500, `recovered ${(performance.now() - cleared).toFixed(0)} ms after the clear`);
 });
 
-test('softdpu fault add reaches a running process within about a second; fault clear removes it; devices --json counts', { timeout: 30_000 }, async (t) => {
+test('softdpu fault add reaches a running process on its liveness cadence; fault clear removes it; devices --json counts', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   useFabric({ dir });
   const arm = openDeviceByPci('03:00.0');
@@ -159,33 +172,28 @@ test('softdpu fault add reaches a running process within about a second; fault c
   });
   const client = startClient(t, dir, { name: 'runtime' });
   await client.waitFor(/^c0 state STARTING->RUNNING/);
-  /** Sends one message every 20 ms until a new line matches `re`; returns how long that took. */
-  const sendUntil = async (re: RegExp): Promise<number> => {
-    const t0 = performance.now();
-    const from = client.lines.length;
-    for (let i = 0; !client.lines.slice(from).some((l) => re.test(l)); i++) {
-      assert.ok(performance.now() - t0 < 5000, `no line matching ${re}: ${JSON.stringify(client.lines.slice(-5))}`);
+  /**
+   * Sends one message at a time (the next once the client answered the last) until an answer matches
+   * `re`: the client reads the plan on its liveness cadence, so some sends may still go the old way.
+   */
+  let sends = 0;
+  const sendUntil = async (re: RegExp): Promise<void> => {
+    await until(async () => {
+      const i = sends++;
       client.send(`send 0 m${i}`);
-      await sleep(20);
-    }
-    return performance.now() - t0;
+      const answer = (await client.waitFor(new RegExp(`^c0 (?:sent m${i}|send-error \\S+ m${i}|error .* \\[m${i}\\])$`)))[0];
+      return re.test(answer);
+    }, () => `an answer matching ${re}: ${JSON.stringify(client.lines.slice(-5))}`);
   };
   await sendUntil(/^c0 sent m0$/);
   const fault = { kind: 'again', match: { ctx: 'doca_comch_client', task: 'send' } };
   assert.match(await cli(t, dir, 'fault', 'add', '--seed', '9', JSON.stringify(fault)), /^added f1 to the fault plan of/);
-  const took = await sendUntil(/^c0 error DOCA_ERROR_AGAIN .*fault f1 injected AGAIN on a send task of doca_comch_client/);
-  assert.ok(took < 1200, `in force after ${took.toFixed(0)} ms`);
+  await sendUntil(/^c0 error DOCA_ERROR_AGAIN .*fault f1 injected AGAIN on a send task of doca_comch_client/);
   const listed = JSON.parse(await cli(t, dir, 'fault', 'list', '--json'));
   assert.deepEqual({ seed: listed.seed, generation: listed.generation, faults: listed.faults.map((f: { id: string; kind: string }) => [f.id, f.kind]) }, { seed: 9, generation: 1, faults: [['f1', 'again']] });
-  const deadline = Date.now() + 3000;
-  for (let injections = 0; injections === 0; ) {
-    assert.ok(Date.now() < deadline, 'the client publishes its count');
-    await sleep(100);
-    injections = JSON.parse(await cli(t, dir, 'devices', '--json')).faults.faults[0].injections;
-  }
+  await until(async () => ((await deviceFault(t, dir))?.injections ?? 0) > 0, 'the client to publish its count');
   assert.match(await cli(t, dir, 'fault', 'clear', 'f1'), /removed f1/);
-  const recovered = await sendUntil(/^c0 sent m\d+$/);
-  assert.ok(recovered < 1200, `cleared after ${recovered.toFixed(0)} ms`);
+  await sendUntil(/^c0 sent m\d+$/);
   assert.deepEqual(JSON.parse(await cli(t, dir, 'fault', 'list', '--json')).faults, []);
   assert.deepEqual(Faults.list({ fabric: dir }).faults, [], 'the API reads the same plan');
 });

@@ -3,7 +3,7 @@
  * process or as a worker thread, killed at each point of connect, control-path send, fast-path send,
  * consumer post, stop and disconnect. Afterwards nothing hangs, nothing leaks, and every message whose
  * send completed OK is received. Each cell runs two fixture processes (test/fixtures/kill-node.ts) in a
- * fabric of its own; cells run a few at a time.
+ * fabric of its own; cells run two at a time (CONCURRENCY).
  *
  * How the victim dies (V: the victim side, S: the survivor; "fault" is a `crash` of the fault plan in
  * $SOFTDPU_FAULTS, scope process, or scope thread with `thread: worker`):
@@ -56,6 +56,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import { describe, it, type TestContext } from 'node:test';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { entryOwner } from '../src/fabric/names.js';
 import type { KillEnd, KillOptions, KillPoint } from './fixtures/kill-node.js';
 import { type Child, runCli, spawnChild } from './helpers/child.js';
@@ -66,8 +67,23 @@ type Side = 'server' | 'client';
 type Kind = 'process' | 'thread';
 
 const POINTS: KillPoint[] = ['connect', 'send', 'fp-send', 'post', 'stop', 'disconnect'];
-/** Bound on every wait of the test: far beyond what a cell needs, even with 3 copies of the file at once. */
+/** Bound on each wait of a cell: far beyond what one step takes (cells take 2-5 s under load in all). */
 const WAIT_MS = 20_000;
+/** Bound on all the waits of a cell together; the cell's own timeout is above it (room for the cleanup). */
+const CELL_MS = 90_000;
+/** Cells at once: each runs two processes (and workers), busy while they exchange: no more than the 2 CPUs. */
+const CONCURRENCY = 2;
+
+/** A cell's bound for its next wait: WAIT_MS, or what is left of its CELL_MS (which starts now). */
+function budget(): () => number {
+  const deadline = performance.now() + CELL_MS;
+  return () => {
+    const left = deadline - performance.now();
+    if (left <= 0) throw new Error(`the cell's waits took all of their ${CELL_MS} ms`);
+    return Math.min(WAIT_MS, left);
+  };
+}
+
 /** Control messages each side sends at fp-send and post (kill-node.ts CTL_MESSAGES). */
 const CTL_MESSAGES = 50;
 /** The codes an ended connection gives a wait or a send. */
@@ -111,7 +127,7 @@ function assertOneOutcomeEach(child: Child, chan: 'ctl' | 'fp', what: string): v
   assertCounting(outcomes, `${what}: outcomes of the ${chan} sends`);
 }
 
-async function within<T>(p: Promise<T>, what: string, ms = WAIT_MS): Promise<T> {
+async function within<T>(p: Promise<T>, what: string, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
     return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms)))]);
@@ -123,11 +139,11 @@ async function within<T>(p: Promise<T>, what: string, ms = WAIT_MS): Promise<T> 
 
 const tail = (c: Child) => `stdout ${JSON.stringify(c.lines.slice(-12))}; stderr ${c.stderr.join('').slice(-3000)}`;
 
-/** Waits for the `end` report of a side told to finish, and for it to exit 0. */
-async function finish(c: Child, who: string): Promise<KillEnd> {
+/** Waits (each wait bounded by `left()`) for the `end` report of a side told to finish, and for it to exit 0. */
+async function finish(c: Child, who: string, left: () => number): Promise<KillEnd> {
   c.send('finish');
-  const m = await c.waitFor(/^end (.*)$/, WAIT_MS).catch((err: Error) => assert.fail(`${who} did not finish: ${err.message}`));
-  const exit = await within(c.exited, `${who} to exit`);
+  const m = await c.waitFor(/^end (.*)$/, left()).catch((err: Error) => assert.fail(`${who} did not finish: ${err.message}`));
+  const exit = await within(c.exited, `${who} to exit`, left());
   assert.deepEqual(exit, { code: 0, signal: null }, `${who} exited with ${exit.code ?? exit.signal}: ${tail(c)}`);
   return JSON.parse(m[1]!) as KillEnd;
 }
@@ -153,6 +169,26 @@ async function runCell(t: TestContext, point: KillPoint, victimSide: Side, kind:
   };
   const server = spawn('server');
   const client = spawn('client');
+  const lag = monitorEventLoopDelay({ resolution: 10 });
+  lag.enable();
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  try {
+    await checkCell(t, dir, before, plan, point, victimSide, kind, server, client);
+  } catch (err) {
+    // Everything both sides said, with when: how a cell failed under load is read from this.
+    const log = (c: Child, who: string) => `--- ${who} (pid ${c.pid}, ${c.lines.length} lines) stdout:\n${c.story()}\n--- ${who} stderr:\n${c.stderr.join('').slice(-4000)}`;
+    const cpu = process.cpuUsage(cpu0);
+    const self = `this test process over the cell's ${Math.round(performance.now() - t0)} ms: event loop delay max ${Math.round(lag.max / 1e6)} ms, CPU ${Math.round((cpu.user + cpu.system) / 1000)} ms`;
+    if (err instanceof Error) err.message += `\n${self}\n${log(server, 'server')}\n${log(client, 'client')}`;
+    throw err;
+  } finally {
+    lag.disable();
+  }
+}
+
+async function checkCell(t: TestContext, dir: string, before: string[], plan: string | undefined, point: KillPoint, victimSide: Side, kind: Kind, server: Child, client: Child): Promise<void> {
+  const left = budget();
   const [victim, survivor] = victimSide === 'server' ? [server, client] : [client, server];
   const survivorSide: Side = victimSide === 'server' ? 'client' : 'server';
   const V = `the victim (${victimSide}, pid ${victim.pid})`;
@@ -163,61 +199,61 @@ async function runCell(t: TestContext, point: KillPoint, victimSide: Side, kind:
   // 1. The victim dies at its point.
   if (kind === 'process') {
     if (point === 'disconnect') {
-      await victim.waitFor(/^marker$/, WAIT_MS);
+      await victim.waitFor(/^marker$/, left());
       victim.kill('SIGKILL');
     }
-    const exit = await within(victim.exited, `${V} to die`);
+    const exit = await within(victim.exited, `${V} to die`, left());
     assert.deepEqual(exit, { code: null, signal: 'SIGKILL' }, `${V}: ${tail(victim)}`);
   } else {
-    await victim.waitFor(/^worker-exit 1$/, WAIT_MS);
+    await victim.waitFor(/^worker-exit 1$/, left());
   }
   if (plan) {
     // Its last words (stderr, a pipe of its own) may still be on their way.
     await until(
       () => /\[WARN\]\[faults\] fault env-1 \(crash\)/.test(victim.stderr.join('')),
       () => `${V} to say it dies by its fault plan: ${tail(victim)}`,
-      WAIT_MS,
+      left(),
     );
   }
 
   // 2. The survivor sees it, within a bound.
   if (point === 'connect' && survivorSide === 'client') {
-    const result = (await survivor.waitFor(/^connect-result (\S+)$/, WAIT_MS))[1]!;
+    const result = (await survivor.waitFor(/^connect-result (\S+)$/, left()))[1]!;
     assert.ok(['ok', 'DOCA_ERROR_TIME_OUT', 'DOCA_ERROR_CONNECTION_ABORTED', 'DOCA_ERROR_NOT_FOUND', ...ENDED].includes(result), `${S}'s wait to connect ended with ${result}`);
-    if (result === 'ok') await survivor.waitFor(/^conn-ended /, WAIT_MS);
+    if (result === 'ok') await survivor.waitFor(/^conn-ended /, left());
   } else if (point !== 'connect' && endsConnection) {
-    const how = (await survivor.waitFor(/^conn-ended (\S+)$/, WAIT_MS))[1]!;
+    const how = (await survivor.waitFor(/^conn-ended (\S+)$/, left()))[1]!;
     if (survivorSide === 'client') assert.ok(ENDED.includes(how), `${S}'s connection ended with ${how}`);
   }
-  if (point === 'post') await survivor.waitFor(/^producer-done /, WAIT_MS);
+  if (point === 'post') await survivor.waitFor(/^producer-done /, left());
   if (!endsConnection) {
     // The victim's process and connection live on: the control path still carries everything.
     await until(
       () => seqs(survivor, /^recv ctl (\d+)$/).length >= CTL_MESSAGES && seqs(victim, /^recv ctl (\d+)$/).length >= CTL_MESSAGES,
       () => `both sides to receive the other's ${CTL_MESSAGES} control messages: ${S} ${seqs(survivor, /^recv ctl (\d+)$/).length}, ${V} ${seqs(victim, /^recv ctl (\d+)$/).length}`,
-      WAIT_MS,
+      left(),
     );
     if (point === 'post') {
-      await survivor.waitFor(/^expired \d+$/, WAIT_MS);
+      await survivor.waitFor(/^expired \d+$/, left());
       assert.match(survivor.lines.find((l) => l.startsWith('producer-done '))!, /^producer-done DOCA_ERROR_NOT_CONNECTED$/);
     } else {
       const sent = seqs(victim, /^sent fp (\d+)$/);
       await until(
         () => seqs(survivor, /^recv fp (\d+)$/).length >= sent.length,
         () => `${S} to receive the ${sent.length} fast-path sends the dead producer completed`,
-        WAIT_MS,
+        left(),
       );
     }
   }
 
   // 3. Both stop and destroy everything they hold.
-  const survivorEnd = await finish(survivor, S);
+  const survivorEnd = await finish(survivor, S, left);
   assertNoLeak(survivorEnd, S);
   if (survivorSide === 'server') assert.equal(survivorEnd.state, 'RUNNING', `${S} kept serving`);
   if (!endsConnection) {
     assert.deepEqual(survivorEnd.endpoints.map((e) => e.split(':')[1]), ['IDLE'], `${S}'s endpoint stopped`);
   }
-  if (kind === 'thread') assertNoLeak(await finish(victim, V), `${V}, whose worker died,`);
+  if (kind === 'thread') assertNoLeak(await finish(victim, V, left), `${V}, whose worker died,`);
 
   // 4. Delivery.
   for (const chan of ['ctl', 'fp'] as const) {
@@ -233,6 +269,13 @@ async function runCell(t: TestContext, point: KillPoint, victimSide: Side, kind:
     assert.equal(seqs(victim, /^recv ctl (\d+)$/).length, CTL_MESSAGES, `${V}'s main thread got every control message`);
     assert.equal(seqs(survivor, /^recv ctl (\d+)$/).length, CTL_MESSAGES, `${S} got every control message`);
   }
+  if (point === 'disconnect') {
+    // The server stops sending to disconnect: only the sends it had in flight (4) complete after.
+    const at = server.lines.indexOf('disconnecting');
+    assert.ok(at >= 0, `the server set out to disconnect: ${tail(server)}`);
+    const after = server.lines.slice(at).filter((l) => l.startsWith('sent ctl ')).length;
+    assert.ok(after <= 4, `the server stopped sending when it set out to disconnect, but completed ${after} sends after: ${tail(server)}`);
+  }
   if (point === 'fp-send') assert.ok(seqs(victim, /^sent fp (\d+)$/).length > 0, `${V} completed some fast-path sends before dying`);
   if (point === 'post') assert.ok(seqs(victim, /^recv fp (\d+)$/).length > 0, `${V} received some fast-path sends before dying`);
 
@@ -246,11 +289,11 @@ async function runCell(t: TestContext, point: KillPoint, victimSide: Side, kind:
   assert.deepEqual(shmOf(pids), [], '/dev/shm holds nothing of either process');
 }
 
-describe('kill matrix: either side, process or worker, killed at each point; nothing hangs or leaks, every completed send is received', { concurrency: 4 }, () => {
+describe('kill matrix: either side, process or worker, killed at each point; nothing hangs or leaks, every completed send is received', { concurrency: CONCURRENCY }, () => {
   for (const point of POINTS) {
     for (const victim of ['server', 'client'] as const) {
       for (const kind of ['process', 'thread'] as const) {
-        it(`${point}: ${victim} ${kind === 'process' ? 'process' : 'worker thread'} killed`, { timeout: 50_000 }, (t) => runCell(t, point, victim, kind));
+        it(`${point}: ${victim} ${kind === 'process' ? 'process' : 'worker thread'} killed`, { timeout: CELL_MS + 30_000 }, (t) => runCell(t, point, victim, kind));
       }
     }
   }

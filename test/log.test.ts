@@ -103,7 +103,7 @@ test('file backends append lines; a throwing callback backend never breaks loggi
   assert.match(readFileSync(sdkFile, 'utf8'), /\[DOCA\]\[INF\]\[filetest\] to the sdk file\n$/);
 });
 
-test('with no backend created, app lines up to INFO and SDK lines up to WARNING go to stderr, none to stdout', { timeout: 10_000 }, async (t) => {
+test('with no backend created, app lines up to INFO and SDK lines up to WARNING go to stderr, none to stdout', { timeout: 60_000 }, async (t) => {
   const child = spawnChild(t, 'logger');
   await child.exited;
   assert.deepEqual(child.lines, [], 'nothing on stdout');

@@ -5,6 +5,7 @@ import { Segment } from '../src/fabric/segment.js';
 import { LAYOUT } from './fixtures/adder-layout.js';
 import { descriptorHex } from './fixtures/lib.js';
 import { spawnChild } from './helpers/child.js';
+import { until } from './helpers/wait.js';
 
 async function race(t: TestContext, mode: 'atomic' | 'plain', count: number): Promise<Segment> {
   const seg = Segment.create('test', 256);
@@ -12,7 +13,7 @@ async function race(t: TestContext, mode: 'atomic' | 'plain', count: number): Pr
   const hex = descriptorHex(seg.descriptor);
   const children = [spawnChild(t, 'adder', [hex, mode, String(count)]), spawnChild(t, 'adder', [hex, mode, String(count)])];
   await Promise.all(children.map((c) => c.waitFor(/^ready$/)));
-  while (Atomics.load(seg.i32, LAYOUT.ready) < 2) await new Promise((r) => setTimeout(r, 1));
+  await until(() => Atomics.load(seg.i32, LAYOUT.ready) >= 2, 'both adders to say they are ready in the segment');
   Atomics.store(seg.i32, LAYOUT.go, 1);
   const exits = await Promise.all(children.map((c) => c.exited));
   assert.deepEqual(exits, [{ code: 0, signal: null }, { code: 0, signal: null }]);

@@ -1,25 +1,22 @@
 /** Futex waits (what the benchmarks compare with C): cross-process wake, timeouts, and closing rules. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { DocaError } from '../src/core/error.js';
 import { Segment } from '../src/fabric/segment.js';
 import { descriptorHex } from './fixtures/lib.js';
 import { spawnChild } from './helpers/child.js';
+import { until } from './helpers/wait.js';
 
 const WORD = 64; // first payload word
 
-/** Wakes `seg` at `offset` until the wake reports one sleeper: proof a waiter sits in the kernel. */
+/** Wakes `seg` at `offset` until the wake reports a sleeper (proof a waiter sits in the kernel); how many it woke. */
 async function wakeSleeper(seg: Segment, offset: number): Promise<number> {
-  for (let i = 0; i < 500; i++) {
-    const woken = seg.wake(offset);
-    if (woken > 0) return woken;
-    await sleep(10);
-  }
-  return 0;
+  let woken = 0;
+  await until(() => (woken = seg.wake(offset)) > 0, 'a waiter asleep in the kernel to wake');
+  return woken;
 }
 
-test('a sync futex wait in one process is woken by a wake in another', { timeout: 20_000 }, async (t) => {
+test('a sync futex wait in one process is woken by a wake in another', { timeout: 60_000 }, async (t) => {
   const seg = Segment.create('test', 64);
   t.after(() => seg.close());
   const child = spawnChild(t, 'waiter', [descriptorHex(seg.descriptor), 'sync', String(WORD), '0', '10000']);
@@ -28,7 +25,7 @@ test('a sync futex wait in one process is woken by a wake in another', { timeout
   assert.equal((await child.waitFor(/^result (.*)$/))[1], 'ok');
 });
 
-test('a wait with a timeout returns timed-out; a wrong expected value returns not-equal', { timeout: 10_000 }, async (t) => {
+test('a wait with a timeout returns timed-out; a wrong expected value returns not-equal', { timeout: 60_000 }, async (t) => {
   const seg = Segment.create('test', 64);
   t.after(() => seg.close());
   const before = performance.now();
@@ -37,7 +34,7 @@ test('a wait with a timeout returns timed-out; a wrong expected value returns no
   assert.equal(seg.wait(WORD, 7, 1000), 'not-equal');
 });
 
-test('a closed segment throws on use instead of crashing', { timeout: 10_000 }, () => {
+test('a closed segment throws on use instead of crashing', { timeout: 60_000 }, () => {
   const seg = Segment.create('test', 64);
   const { i32, u8 } = seg;
   seg.close();

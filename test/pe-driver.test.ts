@@ -39,7 +39,7 @@ test('a notification fires when work arrives, at once if work is already queued,
   pe.clearNotification();
 });
 
-test('run() in notify mode sleeps until work arrives and returns once every context is IDLE', { timeout: 10_000 }, async () => {
+test('run() in notify mode sleeps until work arrives and returns once every context is IDLE', { timeout: 60_000 }, async () => {
   const { pe, ctx, done } = holding();
   ctx.setStateChangedCb(() => {});
   ctx.taskEchoAllocInit(5).submit();
@@ -53,7 +53,7 @@ test('run() in notify mode sleeps until work arrives and returns once every cont
 });
 
 for (const mode of ['notify', 'busy'] as const) {
-  test(`run() in ${mode} mode sees an until() that waits on a submitAsync() continuation`, { timeout: 10_000 }, async () => {
+  test(`run() in ${mode} mode sees an until() that waits on a submitAsync() continuation`, { timeout: 60_000 }, async () => {
     const { pe, ctx } = holding();
     let done = false;
     ctx
@@ -69,19 +69,19 @@ for (const mode of ['notify', 'busy'] as const) {
   });
 }
 
-test('run() stops on an AbortSignal and refuses to be driven twice', { timeout: 10_000 }, async () => {
+test('run() stops on an AbortSignal and refuses to be driven twice', { timeout: 60_000 }, async () => {
   const { pe, ctx } = holding();
   const ac = new AbortController();
   const first = pe.run({ signal: ac.signal });
   await assert.rejects(pe.run(), (err: unknown) => DocaError.is(err, 'BAD_STATE'));
-  await sleep(20);
+  await sleep(20); // lets the driver go to sleep first; the abort ends it awake or asleep all the same
   ac.abort();
   await first;
   assert.equal(ctx.state, 'RUNNING');
   ctx.stop();
 });
 
-test('run() in busy mode progresses until the predicate holds', { timeout: 10_000 }, async () => {
+test('run() in busy mode progresses until the predicate holds', { timeout: 60_000 }, async () => {
   const { pe, ctx, done } = holding();
   ctx.mode = 'immediate';
   for (let i = 0; i < 4; i++) ctx.taskEchoAllocInit(i).submit();
@@ -97,7 +97,7 @@ test('setEventMode takes DOCA modes only and not from a callback', () => {
 });
 
 for (const mode of ['notify', 'busy']) {
-  test(`the driver lets the process exit when nothing runs any more (${mode} mode)`, { timeout: 20_000 }, async (t) => {
+  test(`the driver lets the process exit when nothing runs any more (${mode} mode)`, { timeout: 60_000 }, async (t) => {
     const child = spawnChild(t, 'driver-exit', [mode]);
     assert.deepEqual(await child.exited, { code: 0, signal: null });
     assert.deepEqual(child.lines, ['completed 42', 'run returned, IDLE']);

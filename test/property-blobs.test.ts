@@ -196,7 +196,7 @@ const pciPermissions = fc.record({ pci: fc.constantFrom(AccessFlag.PCI_READ_ONLY
     (p.relaxed ? AccessFlag.PCI_RELAXED_ORDERING : 0),
 );
 
-test('mmap blobs: any map the exporter makes imports on the other side over the same bytes, with its permissions', { timeout: 60_000 }, async (t) => {
+test('mmap blobs: any map the exporter makes imports on the other side over the same bytes, with its permissions', { timeout: 150_000 }, async (t) => {
   const { arm, host } = fabric(t);
   const range = fc.integer({ min: 1, max: 16384 }).chain((size) => fc.tuple(fc.constant(size), fc.nat(size - 1)).chain(([s, off]) => fc.tuple(fc.constant(s), fc.constant(off), fc.integer({ min: 1, max: s - off }))));
   const exportOnArm = fc.boolean();
@@ -269,7 +269,7 @@ async function damageAndForgery<T>(t: TestContext, blob: Uint8Array, layout: Lay
   });
 }
 
-test('mmap blobs from another process: damage is refused with INVALID_VALUE, forgeries import within the segment or fail with a DOCA error', { timeout: 60_000 }, async (t) => {
+test('mmap blobs from another process: damage is refused with INVALID_VALUE, forgeries import within the segment or fail with a DOCA error', { timeout: 150_000 }, async (t) => {
   const { dir, host } = fabric(t);
   const exporter = spawnChild(t, 'mmap-exporter', [], { env: { SOFTDPU_FABRIC: dir } });
   const blob = new Uint8Array(Buffer.from((await exporter.waitFor(/^blob ([0-9a-f]+)$/))[1]!, 'hex'));
@@ -281,7 +281,7 @@ test('mmap blobs from another process: damage is refused with INVALID_VALUE, for
   });
 });
 
-test('sync event blobs: any event the exporter makes imports on the other side onto the same counter', { timeout: 60_000 }, async (t) => {
+test('sync event blobs: any event the exporter makes imports on the other side onto the same counter', { timeout: 150_000 }, async (t) => {
   const { arm, host } = fabric(t);
   const u64 = fc.bigInt({ min: 0n, max: 2n ** 64n - 1n });
   const counter = fc.option(fc.integer({ min: 1, max: 64 }).chain((words) => fc.tuple(fc.constant(words), fc.nat(words - 1))), { nil: undefined });
@@ -321,7 +321,7 @@ test('sync event blobs: any event the exporter makes imports on the other side o
   warm.destroy();
 });
 
-test('sync event blobs from another process: damage is refused with INVALID_VALUE, forgeries import within the segment or fail with a DOCA error', { timeout: 60_000 }, async (t) => {
+test('sync event blobs from another process: damage is refused with INVALID_VALUE, forgeries import within the segment or fail with a DOCA error', { timeout: 150_000 }, async (t) => {
   const { dir, host } = fabric(t);
   const exporter = spawnChild(t, 'se-exporter', ['03:00.0'], { env: { SOFTDPU_FABRIC: dir } });
   const blob = new Uint8Array(Buffer.from((await exporter.waitFor(/^blob ([0-9a-f]+)$/))[1]!, 'hex'));
@@ -332,7 +332,7 @@ test('sync event blobs from another process: damage is refused with INVALID_VALU
   });
 });
 
-test('remote-net blobs: damage is refused with INVALID_VALUE; a payload gives a handle exactly when it names an IP address and a port', { timeout: 60_000 }, async (t) => {
+test('remote-net blobs: damage is refused with INVALID_VALUE; a payload gives a handle exactly when it names an IP address and a port', { timeout: 150_000 }, async (t) => {
   const { host } = fabric(t);
   const event = SyncEvent.create();
   event.addPublisherLocationRemoteNet();

@@ -137,7 +137,7 @@ function referenceFrames(bytes: Uint8Array): { frames: Frame[]; end: 'complete' 
   return { frames, end: at === bytes.length ? 'complete' : 'partial' };
 }
 
-test('handshake frames: every HELLO, WELCOME, READY and REJECT decodes to what was encoded', { timeout: 60_000 }, async (t) => {
+test('handshake frames: every HELLO, WELCOME, READY and REJECT decodes to what was encoded', { timeout: 150_000 }, async (t) => {
   await checkProperty(
     t,
     fc.property(anyFrame, (f) => {
@@ -149,7 +149,7 @@ test('handshake frames: every HELLO, WELCOME, READY and REJECT decodes to what w
   );
 });
 
-test('handshake frames: a stream of valid frames cut anywhere gives the same frames, and nothing left over', { timeout: 60_000 }, async (t) => {
+test('handshake frames: a stream of valid frames cut anywhere gives the same frames, and nothing left over', { timeout: 150_000 }, async (t) => {
   await checkProperty(
     t,
     fc.property(fc.array(anyFrame, { maxLength: 6 }), cuts, (frames, at) => {
@@ -187,7 +187,7 @@ const hostileStream = fc.oneof(
     }),
 );
 
-test('handshake frames: any bytes, cut anywhere, give the reference frames then a WireError, never another exception', { timeout: 60_000 }, async (t) => {
+test('handshake frames: any bytes, cut anywhere, give the reference frames then a WireError, never another exception', { timeout: 150_000 }, async (t) => {
   await checkProperty(
     t,
     fc.property(hostileStream, cuts, (bytes, at) => {
@@ -206,7 +206,7 @@ test('handshake frames: any bytes, cut anywhere, give the reference frames then 
   );
 });
 
-test('handshake frames: a length over MAX_FRAME is refused as soon as its four bytes are in, whatever follows', { timeout: 60_000 }, async (t) => {
+test('handshake frames: a length over MAX_FRAME is refused as soon as its four bytes are in, whatever follows', { timeout: 150_000 }, async (t) => {
   await checkProperty(
     t,
     fc.property(fc.array(anyFrame, { maxLength: 2 }), fc.integer({ min: MAX_FRAME + 1, max: 0xffffffff }), fc.uint8Array({ maxLength: 64 }), cuts, (before, length, tail, at) => {
@@ -222,7 +222,7 @@ test('handshake frames: a length over MAX_FRAME is refused as soon as its four b
   );
 });
 
-test('handshake frames: a well-formed frame of another version is refused as such (REJECT UNSUPPORTED_VERSION follows)', { timeout: 60_000 }, async (t) => {
+test('handshake frames: a well-formed frame of another version is refused as such (REJECT UNSUPPORTED_VERSION follows)', { timeout: 150_000 }, async (t) => {
   await checkProperty(
     t,
     fc.property(anyFrame, u16.filter((v) => v !== WIRE_VERSION), (f, version) => {
@@ -259,7 +259,7 @@ const netFrames = (bodies: Uint8Array[]) =>
     }),
   );
 
-test('remote-net frames: valid frames cut anywhere give the same bodies', { timeout: 60_000 }, async (t) => {
+test('remote-net frames: valid frames cut anywhere give the same bodies', { timeout: 150_000 }, async (t) => {
   await checkProperty(
     t,
     fc.property(netBodies, cuts, (bodies, at) => {
@@ -272,7 +272,7 @@ test('remote-net frames: valid frames cut anywhere give the same bodies', { time
   );
 });
 
-test('remote-net frames: any bytes cut anywhere never throw; a bad length gives undefined at once, and from then on', { timeout: 60_000 }, async (t) => {
+test('remote-net frames: any bytes cut anywhere never throw; a bad length gives undefined at once, and from then on', { timeout: 150_000 }, async (t) => {
   const stream = fc.oneof(
     fc.uint8Array({ maxLength: 300 }),
     fc.tuple(netBodies, fc.uint32Array({ minLength: 1, maxLength: 3 }), fc.uint8Array({ maxLength: 80 })).map(([bodies, lengths, tail]) => {
@@ -311,7 +311,7 @@ test('remote-net frames: any bytes cut anywhere never throw; a bad length gives 
   );
 });
 
-test('remote-net frames: REQUEST and REPLY fields come out at the offsets protocol.md gives', { timeout: 60_000 }, async (t) => {
+test('remote-net frames: REQUEST and REPLY fields come out at the offsets protocol.md gives', { timeout: 150_000 }, async (t) => {
   await checkProperty(
     t,
     fc.property(u32, fc.integer({ min: 0, max: 255 }), u16, fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }), (id, op, status, value) => {
@@ -325,7 +325,7 @@ test('remote-net frames: REQUEST and REPLY fields come out at the offsets protoc
   );
 });
 
-test('segment descriptors: valid ones round trip; any 40 bytes decode to a possible descriptor or INVALID_VALUE', { timeout: 60_000 }, async (t) => {
+test('segment descriptors: valid ones round trip; any 40 bytes decode to a possible descriptor or INVALID_VALUE', { timeout: 150_000 }, async (t) => {
   await checkProperty(
     t,
     fc.property(descriptor, fc.uint8Array({ minLength: DESCRIPTOR_SIZE, maxLength: DESCRIPTOR_SIZE }), fc.integer({ min: 0, max: DESCRIPTOR_SIZE - 1 }), (d, raw, short) => {

@@ -30,11 +30,15 @@ import { frame, NetFrame, NetOp, NONCE_SIZE, proof } from '../src/sync-event/rem
 import { SyncEvent } from '../src/sync-event/sync-event.js';
 import { tempFabricDir } from './helpers/fabric.js';
 import { chunked, checkProperty } from './helpers/property.js';
+import { until } from './helpers/wait.js';
 
 const u64 = fc.bigInt({ min: 0n, max: 2n ** 64n - 1n });
 const MASK = 2n ** 64n - 1n;
-/** How far past its timeout an operation may settle before it counts as hung (a loaded CI machine). */
-const SLACK_MS = 2000;
+/**
+ * How far past its timeout an operation may settle before it counts as hung, and the bound of every wait
+ * for the exporter or the fake: far beyond what a loaded 2-CPU machine needs; it only detects a hang.
+ */
+const SLACK_MS = 10_000;
 
 /** Collects unhandled rejections: the honest side must never leave one. */
 function noUnhandledRejection(t: TestContext): unknown[] {
@@ -132,6 +136,8 @@ class FakeExporter {
       }
       arrived?.();
     });
+    // The fake's own pace is part of what is generated: it answers the request that came, or after 30 ms
+    // without one (then with id 1); the property holds for whichever, so load changes cases, not outcomes.
     const nextRequest = async (): Promise<number> => {
       if (!requests.length) await Promise.race([new Promise<void>((r) => (arrived = r)), sleep(30)]);
       return requests.shift() ?? 1;
@@ -178,7 +184,7 @@ async function settled<T>(promise: Promise<T>, ms: number, what: string): Promis
 /** Protocol-level refusals; any other code must come from a status the exporter sent. */
 const PROTOCOL: readonly DocaErrorShortName[] = ['TIME_OUT', 'NOT_CONNECTED', 'UNEXPECTED', 'AUTHENTICATION'];
 
-test('the client, against an exporter sending generated frames, resolves with a value it sent or rejects with a DocaError, within its timeout', { timeout: 120_000 }, async (t) => {
+test('the client, against an exporter sending generated frames, resolves with a value it sent or rejects with a DocaError, within its timeout', { timeout: 150_000 }, async (t) => {
   noUnhandledRejection(t);
   const fake = new FakeExporter();
   const port = await fake.listen();
@@ -203,14 +209,9 @@ test('the client, against an exporter sending generated frames, resolves with a 
         else assert.ok(fake.values.has(r.value as bigint), `${ops[i]!.op} resolved with ${r.value}, which the exporter never sent with status 0`);
       });
       handle.destroy();
-      const deadline = Date.now() + SLACK_MS;
-      while ((await fake.connections()) > 0) {
-        assert.ok(Date.now() < deadline, 'the destroyed handle left its connection open');
-        await sleep(2);
-      }
+      await until(async () => (await fake.connections()) === 0, 'the destroyed handle to close its connection', SLACK_MS);
     }),
     150,
-    90_000,
   );
   t.diagnostic(`outcomes: ${JSON.stringify(Object.fromEntries(outcomes))}`);
 });
@@ -356,7 +357,7 @@ async function exportedEvent(t: TestContext): Promise<{ event: SyncEvent; blob: 
   return { event, blob, port: payload.getUint16(64, true), secret: blob.slice(24 + 66, 24 + 98) };
 }
 
-test('the exporter, fed generated streams cut anywhere, answers as the reference does, drops whom it must, and serves on', { timeout: 120_000 }, async (t) => {
+test('the exporter, fed generated streams cut anywhere, answers as the reference does, drops whom it must, and serves on', { timeout: 150_000 }, async (t) => {
   noUnhandledRejection(t);
   const log = sdkLog(t);
   const { event, blob, port, secret } = await exportedEvent(t);
@@ -389,7 +390,6 @@ test('the exporter, fed generated streams cut anywhere, answers as the reference
       assert.ok(ref.counters.slice(replies).includes(event.get()), `counter ${event.get()} is none of ${ref.counters.slice(replies)}`);
     }),
     500,
-    90_000,
   );
   t.diagnostic(`${drops} of 500 peers dropped; ${log.filter((l) => l.includes('disconnecting it')).length} drops logged`);
   assert.ok(log.filter((l) => l.includes('disconnecting it')).length >= drops, 'every dropped peer was logged');
@@ -411,7 +411,7 @@ function countReplies(sent: Buffer): number {
   return n;
 }
 
-test('an honest client against the real exporter agrees with a model of the counter', { timeout: 60_000 }, async (t) => {
+test('an honest client against the real exporter agrees with a model of the counter', { timeout: 150_000 }, async (t) => {
   noUnhandledRejection(t);
   const { event, blob } = await exportedEvent(t);
   await checkProperty(

@@ -246,7 +246,7 @@ function parsed(doc: unknown): Topology | DocaError {
   return topo;
 }
 
-test('valid topologies give exactly the devices, representors and capabilities they describe', { timeout: 60_000 }, async (t) => {
+test('valid topologies give exactly the devices, representors and capabilities they describe', { timeout: 150_000 }, async (t) => {
   await checkProperty(
     t,
     fc.property(validTopology, ({ doc, dpus }) => {
@@ -309,7 +309,7 @@ function mutated(doc: Json): fc.Arbitrary<Json | undefined> {
   );
 }
 
-test('any change to a valid topology gives a topology that holds together, or BAD_CONFIG naming a field', { timeout: 60_000 }, async (t) => {
+test('any change to a valid topology gives a topology that holds together, or BAD_CONFIG naming a field', { timeout: 150_000 }, async (t) => {
   let refused = 0;
   await checkProperty(
     t,
@@ -321,7 +321,7 @@ test('any change to a valid topology gives a topology that holds together, or BA
   t.diagnostic(`${refused} of 2000 changed topologies refused`);
 });
 
-test('any JSON value gives a topology that holds together, or BAD_CONFIG naming a field', { timeout: 60_000 }, async (t) => {
+test('any JSON value gives a topology that holds together, or BAD_CONFIG naming a field', { timeout: 150_000 }, async (t) => {
   const shaped = fc.record({ dpus: fc.array(fc.record({ arm: fc.jsonValue({ maxDepth: 2 }), host: fc.jsonValue({ maxDepth: 2 }), name: fc.jsonValue({ maxDepth: 1 }) }, { requiredKeys: [] }), { maxLength: 3 }), caps: fc.jsonValue({ maxDepth: 3 }) }, { requiredKeys: [] });
   await checkProperty(
     t,
@@ -330,7 +330,7 @@ test('any JSON value gives a topology that holds together, or BAD_CONFIG naming 
   );
 });
 
-test('any topology file text gives a topology or BAD_CONFIG, never another exception', { timeout: 60_000 }, async (t) => {
+test('any topology file text gives a topology or BAD_CONFIG, never another exception', { timeout: 150_000 }, async (t) => {
   const file = join(tempFabricDir(t), 'topology.json');
   const content = fc.oneof(
     validTopology.map(({ doc }) => JSON.stringify(doc)),

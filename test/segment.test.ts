@@ -12,7 +12,7 @@ import { tempFabricDir } from './helpers/fabric.js';
 
 const notFound = (pattern: RegExp) => (err: unknown) => err instanceof DocaError && err.code === 'DOCA_ERROR_NOT_FOUND' && pattern.test(err.message);
 
-test('another process opens a segment and reads and writes the same bytes', { timeout: 15_000 }, async (t) => {
+test('another process opens a segment and reads and writes the same bytes', { timeout: 60_000 }, async (t) => {
   const seg = Segment.create('test', 8192);
   t.after(() => seg.close());
   assert.equal(seg.size, 64 + 8192);

@@ -133,7 +133,7 @@ test('every wait operator with masks and across the wrap-around, busy and yieldi
   assert.doesNotThrow(() => event.waitEq(0x10n, -1n, { timeoutMs: 5000 }));
 });
 
-test('async tasks: get, notify_set, notify_add with the fetched value, wait_eq/neq with byte masks', { timeout: 20_000 }, async (t) => {
+test('async tasks: get, notify_set, notify_add with the fetched value, wait_eq/neq with byte masks', { timeout: 60_000 }, async (t) => {
   const { event } = started(t);
   event.stop();
   event.destroy();
@@ -216,7 +216,7 @@ test('bad blobs are refused: truncated, corrupted, another fabric, destroyed; re
   assert.throws(() => SyncEvent.createFromExport(arm, blob), code('DOCA_ERROR_NOT_FOUND', /stale/));
 });
 
-test('await using: a sync event with a running context and a pending wait is stopped and destroyed', { timeout: 20_000 }, async (t) => {
+test('await using: a sync event with a running context and a pending wait is stopped and destroyed', { timeout: 60_000 }, async (t) => {
   useFabric({ dir: tempFabricDir(t) });
   const host = openDeviceByPci('b1:00.0');
   const pe = ProgressEngine.create();

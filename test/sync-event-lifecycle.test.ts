@@ -36,7 +36,7 @@ test('configuration ends at the first start: after a stop it is refused, so expo
 });
 
 for (const how of ['destroys the event', 'is killed'] as const) {
-  test(`an async importer asleep on a wait fails with NOT_CONNECTED when its exporter ${how}`, { timeout: 20_000 }, async (t) => {
+  test(`an async importer asleep on a wait fails with NOT_CONNECTED when its exporter ${how}`, { timeout: 60_000 }, async (t) => {
     const dir = tempFabricDir(t);
     const env = { SOFTDPU_FABRIC: dir };
     const owner = spawnChild(t, 'se-exporter', ['03:00.0'], { env });
@@ -50,7 +50,7 @@ for (const how of ['destroys the event', 'is killed'] as const) {
   });
 }
 
-test('a blocking wait on an event exported to remote net is refused: its updates need this thread', { timeout: 10_000 }, async (t) => {
+test('a blocking wait on an event exported to remote net is refused: its updates need this thread', { timeout: 60_000 }, async (t) => {
   const event = cpuEvent(t, 'remote_net');
   event.start();
   await event.exportToRemoteNet();
@@ -59,7 +59,7 @@ test('a blocking wait on an event exported to remote net is refused: its updates
   event.destroy();
 });
 
-test('a remote-net operation against an exporter that never answers the handshake times out and lets go', { timeout: 10_000 }, async () => {
+test('a remote-net operation against an exporter that never answers the handshake times out and lets go', { timeout: 60_000 }, async () => {
   // A listener that accepts and says nothing: what an exporter held in a blocking wait looks like.
   const silent = createServer(() => {});
   await new Promise<void>((resolve) => silent.listen({ host: '127.0.0.1', port: 0 }, resolve));

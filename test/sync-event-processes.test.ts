@@ -44,11 +44,14 @@ test('4 processes doing 10,000 update_add(1) each end at exactly 40,000; the fet
 
 for (const [exportOn, importOn] of [['03:00.0', 'b1:00.0'], ['b1:00.2', '03:00.0']]) {
   for (const mode of ['busy', 'yield', 'async']) {
-    test(`a ${mode} wait in a process on ${importOn} is satisfied by an update on ${exportOn}`, { timeout: 20_000 }, async (t) => {
+    test(`a ${mode} wait in a process on ${importOn} is satisfied by an update on ${exportOn}`, { timeout: 60_000 }, async (t) => {
       const { dir, event, blob } = exporter(t, exportOn);
       event.updateSet(0x1234_0000_0000_0007n);
       const waiter = child(t, dir, 'se-waiter', [blob, importOn, mode, 'eq', String(0x0009n), '0xffff', '10000']);
       await waiter.waitFor(/^armed$/);
+      // Stays for the busy and yield waits, which block their thread (async: a wait that held at once
+      // has its result before `armed`): a wrong match would answer within this, and a slow machine can
+      // only hide it, never fail the check wrongly.
       await new Promise((r) => setTimeout(r, 50));
       assert.ok(!waiter.lines.some((l) => l.startsWith('result')), 'still waiting: the masked value is 7, not 9');
       event.updateAdd(2n);
@@ -57,7 +60,7 @@ for (const [exportOn, importOn] of [['03:00.0', 'b1:00.0'], ['b1:00.2', '03:00.0
   }
 }
 
-test('a waiter whose publisher never signals gets its timeout (sync) or an error when its context stops (async)', { timeout: 20_000 }, async (t) => {
+test('a waiter whose publisher never signals gets its timeout (sync) or an error when its context stops (async)', { timeout: 60_000 }, async (t) => {
   const { dir, blob } = exporter(t, '03:00.0');
   for (const mode of ['busy', 'yield']) {
     const waiter = child(t, dir, 'se-waiter', [blob, 'b1:00.0', mode, 'gt', '5', '-1', '200']);
@@ -70,7 +73,7 @@ test('a waiter whose publisher never signals gets its timeout (sync) or an error
   assert.equal((await asyncWaiter.waitFor(/^ctx (.*)$/))[1], 'IDLE');
 });
 
-test('a handle whose owner died gives NOT_CONNECTED on use, and a destroyed event stale blobs NOT_FOUND', { timeout: 20_000 }, async (t) => {
+test('a handle whose owner died gives NOT_CONNECTED on use, and a destroyed event stale blobs NOT_FOUND', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   useFabric({ dir });
   const owner = child(t, dir, 'se-exporter', ['03:00.0']);
@@ -85,7 +88,9 @@ test('a handle whose owner died gives NOT_CONNECTED on use, and a destroyed even
   assert.equal((await owner.waitFor(/^value (.*)$/))[1], '42');
   owner.kill('SIGKILL');
   await owner.exited;
-  await new Promise((r) => setTimeout(r, 100)); // liveness answers are cached for a bounded time
+  // Stays: a liveness answer is trusted for 20 ms (fabric/liveness.ts ANSWER_TTL_MS) and is asked again
+  // on use after that; this only lets it age, so a slower machine makes it older, never younger.
+  await new Promise((r) => setTimeout(r, 100));
   for (const use of [() => handle.get(), () => handle.updateSet(1n), () => handle.waitEq(1n, -1n, { timeoutMs: 10 })]) {
     assert.throws(use, (err: unknown) => DocaError.is(err, 'NOT_CONNECTED') && /destroyed the event or exited/.test((err as Error).message));
   }
@@ -93,7 +98,7 @@ test('a handle whose owner died gives NOT_CONNECTED on use, and a destroyed even
   handle.destroy();
 });
 
-test('a wait pending when the exporter set its last value and left completes with that value, not NOT_CONNECTED', { timeout: 20_000 }, async (t) => {
+test('a wait pending when the exporter set its last value and left completes with that value, not NOT_CONNECTED', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   useFabric({ dir });
   const host = openDeviceByPci('b1:00.0');

@@ -9,7 +9,7 @@ const HOST = ['-d', 'b1:00.0'];
 
 for (const exporter of ['DPU', 'host']) {
   for (const flags of [[], ['--atomic'], ['--async', '--async_num_tasks', '2'], ['--async', '--atomic']]) {
-    test(`sync_event_local_pci on the ${exporter} and sync_event_remote_pci on the other side ${flags.join(' ') || '(sync, set)'}`, { timeout: 30_000 }, async (t) => {
+    test(`sync_event_local_pci on the ${exporter} and sync_event_remote_pci on the other side ${flags.join(' ') || '(sync, set)'}`, { timeout: 60_000 }, async (t) => {
       const dir = tempFabricDir(t);
       const [local, remote] = exporter === 'DPU' ? [DPU, HOST] : [HOST, DPU];
       const run = (name: string, args: string[]) => sample(t, dir, [name, ...args, ...flags, '--timeout', '15']);
@@ -25,7 +25,7 @@ for (const exporter of ['DPU', 'host']) {
   }
 }
 
-test('an importer with nobody exporting times out clearly', { timeout: 30_000 }, async (t) => {
+test('an importer with nobody exporting times out clearly', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const importing = sample(t, dir, ['sync_event_remote_pci', ...HOST, '--timeout', '1']);
   await assertExit(importing, 1);

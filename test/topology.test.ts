@@ -90,7 +90,7 @@ for (const [what, doc, message] of bad) {
   });
 }
 
-test('the CLI reads --topology and $SOFTDPU_TOPOLOGY, and refuses a bad file with the field named', { timeout: 15_000 }, async (t) => {
+test('the CLI reads --topology and $SOFTDPU_TOPOLOGY, and refuses a bad file with the field named', { timeout: 60_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const file = join(dir, 'two.json');
   writeFileSync(file, JSON.stringify(twoDpus));

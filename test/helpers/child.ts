@@ -20,6 +20,9 @@ export interface Exit {
 
 export class Child {
   readonly lines: string[] = [];
+  /** When each of `lines` arrived (ms since this child was spawned), for the story of a failure. */
+  readonly times: number[] = [];
+  private readonly born = performance.now();
   readonly stderr: string[] = [];
   readonly exited: Promise<Exit>;
   private waiters: { re: RegExp; resolve: (m: RegExpMatchArray) => void }[] = [];
@@ -84,8 +87,19 @@ export class Child {
     if (this.proc.exitCode === null && this.proc.signalCode === null) this.proc.kill(signal);
   }
 
+  /** The lines with the time each arrived (+ms since spawn), one a line: the first and last `max / 2`. */
+  story(max = 80): string {
+    const at = (i: number) => `+${Math.round(this.times[i]!)} ${this.lines[i]}`;
+    const n = this.lines.length;
+    if (n <= max) return this.lines.map((_, i) => at(i)).join('\n');
+    const head = Array.from({ length: max / 2 }, (_, i) => at(i));
+    const tail = Array.from({ length: max / 2 }, (_, i) => at(n - max / 2 + i));
+    return [...head, `... ${n - max} more lines ...`, ...tail].join('\n');
+  }
+
   private onLine(line: string): void {
     this.lines.push(line);
+    this.times.push(performance.now() - this.born);
     for (const w of [...this.waiters]) {
       const m = line.match(w.re);
       if (m) {

@@ -25,10 +25,16 @@ function initialSeed(): number {
 export const seed = initialSeed();
 
 /**
+ * Bound of a property's whole run: it only detects a hang (cases that should take a few seconds in all,
+ * on a loaded 2-CPU machine may take several times that). Property tests set their own timeout above it.
+ */
+export const PROPERTY_BUDGET_MS = 120_000;
+
+/**
  * Runs `property` `numRuns` times from the file's seed. A property still running (shrinking included)
  * after `budgetMs` fails rather than passing with fewer cases than asked for.
  */
-export async function checkProperty<T>(t: TestContext, property: fc.IRawProperty<T>, numRuns: number, budgetMs = 30_000): Promise<void> {
+export async function checkProperty<T>(t: TestContext, property: fc.IRawProperty<T>, numRuns: number, budgetMs = PROPERTY_BUDGET_MS): Promise<void> {
   t.diagnostic(`fast-check: ${numRuns} cases, seed ${seed} (replay: SOFTDPU_FC_SEED=${seed})`);
   try {
     await fc.assert(property, { seed, numRuns, includeErrorInReport: true, plugins: [fc.interruptAfterTimeLimit(budgetMs, { failOnInterrupt: true })] });
@@ -47,8 +53,12 @@ export function assertDocaError(err: unknown, allowed: readonly DocaErrorShortNa
   return short;
 }
 
-/** How long one synchronous import may take: they read a few /proc files and map a segment, nothing that waits. */
-export const SYNC_CALL_BOUND_MS = 1000;
+/**
+ * How long one synchronous import may take: they read a few /proc files and map a segment, nothing that
+ * waits. Far beyond what a descheduled call takes on a loaded machine; it catches a call that waits out
+ * a timeout of seconds.
+ */
+export const SYNC_CALL_BOUND_MS = 5000;
 
 /**
  * Calls `fn` and returns its result, or the DocaError it threw (any other exception is a failure);
