@@ -1,7 +1,7 @@
 // Runs every dist/test/*.test.js with Node's test runner: the files a few at once (each test file uses
 // its own fabric directory), then the benchmark test alone (it busy-polls both cores, and its peers'
-// figures are only worth checking on a machine the other tests leave alone). A per-test watchdog on top
-// of each test's own timeout, and a watchdog on the whole run.
+// figures are only worth checking on a machine the other tests leave alone). A per-test watchdog (10 min)
+// behind each test's own timeout, for a test that has none, and a watchdog on the whole run.
 // Extra arguments are passed to `node --test` (e.g. --test-name-pattern=futex).
 import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
@@ -24,7 +24,7 @@ const all = readdirSync(dir)
   .sort();
 const phases = [all.filter((f) => !ALONE.includes(f)), all.filter((f) => ALONE.includes(f))]
   .filter((files) => files.length > 0)
-  .map((files) => ['--test', `--test-concurrency=${CONCURRENCY}`, '--test-timeout=180000', ...process.argv.slice(2), ...files.map((f) => join(dir, f))]);
+  .map((files) => ['--test', `--test-concurrency=${CONCURRENCY}`, '--test-timeout=600000', ...process.argv.slice(2), ...files.map((f) => join(dir, f))]);
 
 let current;
 // The current phase leads its own process group: the test files' processes and the fixtures they
