@@ -14,5 +14,5 @@ const [, how] = process.argv.slice(2);
 const dpa = Dpa.create(openDeviceByPci(ARM));
 dpa.setApp(DpaApp.create(new URL('./dpa-apps/rate.js', import.meta.url).href));
 dpa.start();
-process.stdout.write(JSON.stringify({ end: performance.timeOrigin + performance.now() }) + '\n');
+process.stdout.write(JSON.stringify({ end: Date.now() }) + '\n');
 if (how === 'destroy') dpa.destroy();

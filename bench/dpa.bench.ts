@@ -89,7 +89,7 @@ function exitUs(how: 'keep' | 'destroy', env: Record<string, string>): Promise<n
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
     child.once('error', reject);
     child.once('exit', (code) => {
-      const exitedAt = performance.timeOrigin + performance.now();
+      const exitedAt = Date.now(); // the wall clock: one clock for both processes (each one's performance.timeOrigin is its own)
       if (code !== 0) return reject(new Error(`dpa-exit-peer ${how} exited with ${code}`));
       resolve((exitedAt - (JSON.parse(out) as { end: number }).end) * 1000);
     });

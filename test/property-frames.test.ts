@@ -28,7 +28,7 @@ import {
   WireError,
 } from '../src/comch/wire.js';
 import { decodeDescriptor, DESCRIPTOR_SIZE, encodeDescriptor, SEGMENT_HEADER_SIZE, type SegmentDescriptor } from '../src/fabric/segment.js';
-import { frame, NetFrame, NetReader } from '../src/sync-event/remote-net-wire.js';
+import { frame, NetFrame, NetReader, NONCE_SIZE } from '../src/sync-event/remote-net-wire.js';
 import { assertDocaError, checkProperty, chunked } from './helpers/property.js';
 
 const u16 = fc.integer({ min: 0, max: 0xffff });
@@ -234,6 +234,9 @@ test('handshake frames: a well-formed frame of another version is refused as suc
   );
 });
 
+/** The longest remote-net body (protocol.md: 1 to 65 bytes, the AUTH frame's type and two 32-byte fields). */
+const MAX_NET_BODY = 1 + 2 * NONCE_SIZE;
+
 /** The reference parse of a remote-net stream: its bodies and how it ends. */
 function referenceBodies(bytes: Uint8Array): { bodies: Buffer[]; malformed: boolean; badHeaderEnd?: number } {
   const b = Buffer.from(bytes);
@@ -241,7 +244,7 @@ function referenceBodies(bytes: Uint8Array): { bodies: Buffer[]; malformed: bool
   let at = 0;
   while (b.length - at >= 4) {
     const length = b.readUInt32LE(at);
-    if (length < 1 || length > 64) return { bodies, malformed: true, badHeaderEnd: at + 4 };
+    if (length < 1 || length > MAX_NET_BODY) return { bodies, malformed: true, badHeaderEnd: at + 4 };
     if (b.length - at - 4 < length) break;
     bodies.push(b.subarray(at + 4, at + 4 + length));
     at += 4 + length;
@@ -249,7 +252,7 @@ function referenceBodies(bytes: Uint8Array): { bodies: Buffer[]; malformed: bool
   return { bodies, malformed: false };
 }
 
-const netBodies = fc.array(fc.uint8Array({ minLength: 1, maxLength: 64 }), { maxLength: 12 });
+const netBodies = fc.array(fc.uint8Array({ minLength: 1, maxLength: MAX_NET_BODY }), { maxLength: 12 });
 const netFrames = (bodies: Uint8Array[]) =>
   Buffer.concat(
     bodies.map((body) => {

@@ -93,6 +93,9 @@ export class EuPool {
       return failure !== undefined || Atomics.load(this.o.segment.i32, H.EUS_UP / 4) === eus;
     };
     if (!this.o.bell.waitSync(up, START_TIMEOUT_MS, SLICE_MS, () => {})) failure = `the execution units did not load ${this.o.app} within ${START_TIMEOUT_MS} ms`;
+    // An EU posts its 'ready' (with the function names) before it counts itself up: the last count may
+    // have been seen after the last look at the ports, so look once more.
+    failure ??= this.drain();
     if (failure !== undefined) {
       this.stop();
       throw new DocaError('INITIALIZATION', call, `cannot run the DPA application: ${failure}`);
