@@ -170,6 +170,9 @@ export class StatsObserver {
   constructor(readonly dir: string) {}
 
   snapshot(): FabricSnapshot {
+    // The time of the look is when the listing began: a thread that published after it (see `since`) is
+    // new to the next look.
+    const time = Date.now();
     const seen = new Set<string>();
     let names: string[] = [];
     try {
@@ -211,7 +214,7 @@ export class StatsObserver {
     }
     const listed = new Set(names);
     for (const name of this.epitaphs.keys()) if (!listed.has(name)) this.epitaphs.delete(name);
-    return { time: Date.now(), dir: this.dir, threads };
+    return { time, dir: this.dir, threads };
   }
 
   close(): void {

@@ -223,7 +223,6 @@ export class StatsWriter {
     v.setUint32(80, selfThread.pid, true);
     v.setUint32(84, selfThread.tid, true);
     v.setFloat64(88, selfThread.start, true);
-    v.setFloat64(OFF_CREATED, Date.now(), true);
     this.writeText(OFF_TITLE, NAME_BYTES, processTitle());
     Atomics.store(this.i32, 64 / 4, STATS_MAGIC);
     const d = this.segment.descriptor;
@@ -234,6 +233,9 @@ export class StatsWriter {
     const tmp = join(dir, entryName('stats-tmp', String(selfThread.tid)));
     writeFileSync(tmp, body, { mode: 0o600 });
     renameSync(tmp, file);
+    // Stamped once its entry can be listed: an observer's look that began before this moment may have
+    // missed the entry, so it counts the thread's objects from 0 on its next look (cli/observe.ts).
+    v.setFloat64(OFF_CREATED, Date.now(), true);
     // A thread that ends normally (its process exits, by process.exit or not, or a worker ends) leaves
     // its epitaph, then takes its entry with it; one that is killed leaves its entry to the sweep.
     process.once('exit', () => {
