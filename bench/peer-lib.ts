@@ -5,9 +5,9 @@
 import { ComchClient } from '../src/comch/client.js';
 import type { ComchConnection } from '../src/comch/connection.js';
 import { ComchConsumer } from '../src/comch/consumer.js';
-import type { ComchConsumerPostRecvTask } from '../src/comch/consumer-task.js';
+import type { ComchConsumerPostRecvTask } from '../src/comch/post-recv-task.js';
 import { ComchProducer } from '../src/comch/producer.js';
-import type { ComchConnectionRef } from '../src/comch/registry.js';
+import type { ComchConnectionRef } from '../src/comch/endpoint-table.js';
 import { ComchServer } from '../src/comch/server.js';
 import { BufInventory, type DocaBuf } from '../src/core/buf.js';
 import { type Dev, openDeviceByPci, openRepresentorByPci } from '../src/core/dev.js';

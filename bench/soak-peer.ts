@@ -14,7 +14,7 @@ import { ComchClient } from '../src/comch/client.js';
 import type { ComchConnection } from '../src/comch/connection.js';
 import { ComchConsumer } from '../src/comch/consumer.js';
 import { ComchProducer } from '../src/comch/producer.js';
-import type { ComchConnectionRef } from '../src/comch/registry.js';
+import type { ComchConnectionRef } from '../src/comch/endpoint-table.js';
 import { ComchServer } from '../src/comch/server.js';
 import { openDeviceByPci, openRepresentorByPci } from '../src/core/dev.js';
 import { DevinfoRepFilter } from '../src/core/devinfo.js';

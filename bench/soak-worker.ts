@@ -4,7 +4,7 @@
  * count survives the thread being crashed by the fault plan.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import type { ComchConnectionRef } from '../src/comch/registry.js';
+import type { ComchConnectionRef } from '../src/comch/endpoint-table.js';
 import { ComchProducer } from '../src/comch/producer.js';
 import { openDeviceByPci } from '../src/core/dev.js';
 import { DocaError } from '../src/core/error.js';

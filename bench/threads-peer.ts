@@ -13,7 +13,7 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { ComchClient } from '../src/comch/client.js';
-import type { ComchConnectionRef } from '../src/comch/registry.js';
+import type { ComchConnectionRef } from '../src/comch/endpoint-table.js';
 import { ComchServer } from '../src/comch/server.js';
 import { openDeviceByPci, openRepresentorByPci } from '../src/core/dev.js';
 import { DevinfoRepFilter } from '../src/core/devinfo.js';

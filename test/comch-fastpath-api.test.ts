@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ComchConsumer } from '../src/comch/consumer.js';
-import type { ComchConsumerPostRecvTask } from '../src/comch/consumer-task.js';
+import type { ComchConsumerPostRecvTask } from '../src/comch/post-recv-task.js';
 import { ComchProducer } from '../src/comch/producer.js';
 import type { ComchProducerSendTask } from '../src/comch/producer-task.js';
 import { Mmap } from '../src/core/mmap.js';

@@ -8,7 +8,7 @@ import { Worker } from 'node:worker_threads';
 import { ComchConsumer } from '../src/comch/consumer.js';
 import { ComchServer } from '../src/comch/server.js';
 import { QueueView } from '../src/comch/consumer-queue.js';
-import type { ComchConsumerPostRecvTask } from '../src/comch/consumer-task.js';
+import type { ComchConsumerPostRecvTask } from '../src/comch/post-recv-task.js';
 import { ComchProducer } from '../src/comch/producer.js';
 import { openDeviceByPci, openRepresentorByPci } from '../src/core/dev.js';
 import { DevinfoRepFilter } from '../src/core/devinfo.js';

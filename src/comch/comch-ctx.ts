@@ -21,7 +21,7 @@ import {
   comchConsumerCapGetMaxNumTasks,
   comchProducerCapGetMaxProducers,
 } from './caps.js';
-import type { ComchConnectionRef } from './registry.js';
+import type { ComchConnectionRef } from './endpoint-table.js';
 import type { ComchClient } from './client.js';
 import type { ComchConnection } from './connection.js';
 import { ComchSendTask } from './send-task.js';

@@ -29,7 +29,7 @@ import type { Segment } from '../fabric/segment.js';
 import type { ComchCtx } from './comch-ctx.js';
 import type { ComchClient } from './client.js';
 import { type ConnLayout, CONSUMER, CONTROL, CONTROL_PAYLOAD, FP, otherSide, SIDE, type Side } from './layout.js';
-import { type ComchConnectionRef, Registry } from './registry.js';
+import { type ComchConnectionRef, EndpointTable } from './endpoint-table.js';
 import type { ComchServer } from './server.js';
 import type { ComchSendTask } from './send-task.js';
 
@@ -90,8 +90,8 @@ export class ComchConnection implements WakeSource {
   private readonly peerWantsRoom: number;
   private readonly peerSide: Side;
   private unwatchPeer: () => void = () => {};
-  /** @internal The fast-path registry (consumer table) this side's context relays for. */
-  readonly registry: Registry;
+  /** @internal The fast-path table (consumer table) this side's context relays for. */
+  readonly table: EndpointTable;
   /** The peer's context, rung when this side wrote a record or made room (docs/wakeup.md). */
   private readonly peerBell: PeerBell;
   private readonly controlOut: RingWriter;
@@ -122,7 +122,7 @@ export class ComchConnection implements WakeSource {
     const [ctlOut, ctlIn] = side === 'server' ? [layout.s2cControlBase, layout.c2sControlBase] : [layout.c2sControlBase, layout.s2cControlBase];
     this.controlOut = new RingWriter(segment, ctlOut, layout.entries * 2, CONTROL_PAYLOAD);
     this.controlIn = new RingReader(segment, ctlIn, layout.entries * 2, CONTROL_PAYLOAD);
-    this.registry = new Registry(segment, layout);
+    this.table = new EndpointTable(segment, layout);
     this.peerBell = PeerBell.at(segment, SIDE.BELL(otherSide(side)), 'comch connection');
     this.stat = statRecord(owner.devinfo.fabric.dir, StatKind.CONNECTION, `${side} connection ${this.id}`, owner._stat, this.id);
     this.stat.setPeer(peer.pid);
@@ -170,7 +170,7 @@ export class ComchConnection implements WakeSource {
 
   /** Producers and consumers that exist on this side (created and not destroyed, in any thread). */
   get childCount(): number {
-    return this.registry.consumers(this.side) + this.registry.producers(this.side);
+    return this.table.consumers(this.side) + this.table.producers(this.side);
   }
 
   /** Largest message this connection carries: the smaller of the two sides' `max_msg_size`. */
@@ -392,7 +392,7 @@ export class ComchConnection implements WakeSource {
     const bell = Atomics.load(this.segment.i32, FP.REQUEST_BELL[this.side] / 4);
     if (bell !== this.lastRequest) {
       this.lastRequest = bell;
-      const r = this.registry;
+      const r = this.table;
       r.reap(this.side);
       this.watchOwners();
       for (let i = 0; i < this.layout.entries; i++) {
@@ -427,13 +427,13 @@ export class ComchConnection implements WakeSource {
       const index = new DataView(this.segment.u8.buffer).getUint32(rec.offset, true);
       this.controlIn.advance();
       n++;
-      if (index >= this.layout.entries || this.registry.side(index) === this.side || !this.registry.isConsumer(index)) {
+      if (index >= this.layout.entries || this.table.side(index) === this.side || !this.table.isConsumer(index)) {
         log.err(`connection ${this.id}: the peer (pid ${this.peer.pid}) announced consumer entry ${index}, which is not one of its consumers; ignoring it`);
         continue;
       }
-      const id = this.registry.id(index);
+      const id = this.table.id(index);
       if (rec.type === CONTROL.CONSUMER_NEW) {
-        if (this.registry.casState(index, CONSUMER.ANNOUNCED, CONSUMER.REGISTERED)) this.registry.ringEndpoint(index); // its start completes now
+        if (this.table.casState(index, CONSUMER.ANNOUNCED, CONSUMER.REGISTERED)) this.table.ringEndpoint(index); // its start completes now
         this.owner._consumerEvent(this, id, false);
       } else {
         this.owner._consumerEvent(this, id, true);
@@ -447,7 +447,7 @@ export class ComchConnection implements WakeSource {
    * destroying them is reaped (its consumers expire at the peer, its entries are freed).
    */
   private watchOwners(): void {
-    const r = this.registry;
+    const r = this.table;
     for (let i = 0; i < this.layout.entries; i++) {
       const state = r.state(i);
       const watch = this.ownerWatches.get(i);
@@ -491,8 +491,8 @@ export class ComchConnection implements WakeSource {
     this.socket.destroy();
     this.unwatchPeer();
     unpublishBellRef(this.segment, SIDE.BELL(this.side));
-    this.registry.close();
-    this.registry.releaseBells();
+    this.table.close();
+    this.table.releaseBells();
     this.peerBell.release();
     this.segment.close();
     this.iterator?.end();

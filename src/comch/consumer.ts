@@ -28,13 +28,13 @@ import type { Task, TaskCompletionCb } from '../core/task.js';
 import type { WaitOptions } from '../core/wait.js';
 import { ComchConnection } from './connection.js';
 import { ConsumerQueue } from './consumer-queue.js';
-import { ComchConsumerPostRecvTask } from './consumer-task.js';
+import { ComchConsumerPostRecvTask } from './post-recv-task.js';
 import { ComchEndpoint } from './endpoint.js';
 import { type ComchReceived, consumerMessages } from './fastpath-adapters.js';
 import { CONSUMER } from './layout.js';
 import { Counter } from '../fabric/stats.js';
 import { SEGMENT_HEADER_SIZE } from '../fabric/segment.js';
-import type { ComchConnectionRef } from './registry.js';
+import type { ComchConnectionRef } from './endpoint-table.js';
 
 const log = sdkLogSource('comch_consumer');
 /** A claim whose producer never said who it is (it died between claiming and writing its name). */
@@ -180,9 +180,9 @@ export class ComchConsumer extends ComchEndpoint {
     this.memoryOffset = where?.offset ?? 0;
     this.registered = false;
     // A MsgQ consumer's receives hold no bytes: its queue segment stands in as the (empty) memory.
-    this.registry.request(this.entry, this.side, this.immLen, this.queue.segment.descriptor, (where?.segment ?? this.queue.segment).descriptor);
+    this.table.request(this.entry, this.side, this.immLen, this.queue.segment.descriptor, (where?.segment ?? this.queue.segment).descriptor);
     if (!this.ref.msgq) return false;
-    this.registry.setState(this.entry, CONSUMER.REGISTERED); // no peer context to relay it
+    this.table.setState(this.entry, CONSUMER.REGISTERED); // no peer context to relay it
     this.registered = true;
     return true;
   }
@@ -197,12 +197,12 @@ export class ComchConsumer extends ComchEndpoint {
       this.posted.drain();
     }
     if (this.ref.msgq) {
-      if (this.registry.connected) this.registry.setState(this.entry, CONSUMER.EXPIRED);
-    } else if (this.registry.connected) {
-      for (let state = this.registry.state(this.entry); ; state = this.registry.state(this.entry)) {
+      if (this.table.connected) this.table.setState(this.entry, CONSUMER.EXPIRED);
+    } else if (this.table.connected) {
+      for (let state = this.table.state(this.entry); ; state = this.table.state(this.entry)) {
         if (state === CONSUMER.CREATED || state === CONSUMER.EXPIRING || state === CONSUMER.EXPIRED) break;
-        if (this.registry.casState(this.entry, state, CONSUMER.EXPIRING)) {
-          this.registry.ringOwner(this.side);
+        if (this.table.casState(this.entry, state, CONSUMER.EXPIRING)) {
+          this.table.ringOwner(this.side);
           break;
         }
       }
@@ -215,12 +215,12 @@ export class ComchConsumer extends ComchEndpoint {
 
   protected override _stopComplete(): boolean {
     if (this.held.size > 0) return false;
-    const state = this.registry.connected ? this.registry.state(this.entry) : CONSUMER.EXPIRED;
+    const state = this.table.connected ? this.table.state(this.entry) : CONSUMER.EXPIRED;
     return state === CONSUMER.EXPIRED || state === CONSUMER.CREATED;
   }
 
   protected override _onIdle(): void {
-    if (this.registry.connected) this.registry.setState(this.entry, CONSUMER.CREATED);
+    if (this.table.connected) this.table.setState(this.entry, CONSUMER.CREATED);
     this.queue?.segment.close();
     this.queue = undefined;
   }
@@ -235,7 +235,7 @@ export class ComchConsumer extends ComchEndpoint {
       return false;
     }
     if (!this.connectionAlive()) return false;
-    if (state === CtxState.STARTING && !this.registered && this.registry.state(this.entry) === CONSUMER.REGISTERED) {
+    if (state === CtxState.STARTING && !this.registered && this.table.state(this.entry) === CONSUMER.REGISTERED) {
       this.registered = true;
       this.startCompleted();
     }
@@ -298,7 +298,7 @@ export class ComchConsumer extends ComchEndpoint {
       this.anonymousSince = 0;
       return false;
     }
-    if (claimer > 0) return !(claimer - 1 < this.registry.layout.entries && this.registry.ownerAlive(claimer - 1));
+    if (claimer > 0) return !(claimer - 1 < this.table.layout.entries && this.table.ownerAlive(claimer - 1));
     const now = performance.now();
     if (this.anonymousSince === 0) {
       this.anonymousSince = now;

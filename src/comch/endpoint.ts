@@ -10,10 +10,10 @@ import { DocaError } from '../core/error.js';
 import { StatKind, statRecord } from '../fabric/stats.js';
 import { ComchConnection } from './connection.js';
 import type { Side } from './layout.js';
-import { attach, type ComchConnectionRef, detach, type Registry } from './registry.js';
+import { attach, type ComchConnectionRef, detach, type EndpointTable } from './endpoint-table.js';
 
 export abstract class ComchEndpoint extends Context implements WakeSource {
-  protected readonly registry: Registry;
+  protected readonly table: EndpointTable;
   protected readonly side: Side;
   readonly ref: ComchConnectionRef;
   /** Its entry in the connection's endpoint table, and its id there. */
@@ -37,17 +37,17 @@ export abstract class ComchEndpoint extends Context implements WakeSource {
     if (!this.ref?.segment || (this.ref.side !== 'server' && this.ref.side !== 'client')) {
       throw new DocaError('INVALID_VALUE', call, 'expected a ComchConnection or the reference its share() gives');
     }
-    this.registry = attach(this.ref, call);
-    if (!this.registry.connected) {
-      detach(this.registry);
+    this.table = attach(this.ref, call);
+    if (!this.table.connected) {
+      detach(this.table);
       throw new DocaError('BAD_STATE', call, `connection ${this.ref.id} is not established`);
     }
     this.side = this.ref.side;
     try {
       const max = kind === 'consumer' ? this.ref.caps.maxConsumers : this.ref.caps.maxProducers;
-      ({ index: this.entry, id: this.endpointId } = this.registry.reserve(this.side, kind, max, call));
+      ({ index: this.entry, id: this.endpointId } = this.table.reserve(this.side, kind, max, call));
     } catch (err) {
-      detach(this.registry);
+      detach(this.table);
       throw err;
     }
     this.local = target instanceof ComchConnection ? target : undefined;
@@ -61,13 +61,13 @@ export abstract class ComchEndpoint extends Context implements WakeSource {
   /** Registers with the engine (once) and publishes its bell in the entry, so that peers can ring it. */
   protected publish(call: string): void {
     if (this.published) return;
-    this.registry.publishBell(this.entry, this.addSource(this, call));
+    this.table.publishBell(this.entry, this.addSource(this, call));
     this.published = true;
   }
 
   /** False once the connection ended; a STARTING or RUNNING endpoint then fails (once). */
   protected connectionAlive(): boolean {
-    if (this.registry.connected) return true;
+    if (this.table.connected) return true;
     const state = this.getState();
     if ((state === CtxState.STARTING || state === CtxState.RUNNING) && !this.failing) {
       this.failing = true;
@@ -84,8 +84,8 @@ export abstract class ComchEndpoint extends Context implements WakeSource {
   protected release(): void {
     if (this.released) return;
     this.released = true;
-    this.registry.release(this.entry);
+    this.table.release(this.entry);
     this.local?._children.delete(this);
-    detach(this.registry);
+    detach(this.table);
   }
 }

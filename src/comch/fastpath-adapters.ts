@@ -9,7 +9,7 @@ import { DocaError } from '../core/error.js';
 import { PullIterator } from '../core/pull.js';
 import { boundedWait, type WaitOptions } from '../core/wait.js';
 import type { ComchConsumer } from './consumer.js';
-import type { ComchConsumerPostRecvTask } from './consumer-task.js';
+import type { ComchConsumerPostRecvTask } from './post-recv-task.js';
 import type { ComchProducer } from './producer.js';
 import type { ComchProducerSendTask } from './producer-task.js';
 

@@ -19,7 +19,7 @@ import { Counter, detachedRecord, StatKind, type StatRecord, statRecord } from '
 import { ComchConsumer } from './consumer.js';
 import { connLayout, createConnSegment } from './layout.js';
 import { ComchProducer } from './producer.js';
-import { attach, type ComchConnectionRef, detach, type Registry } from './registry.js';
+import { attach, type ComchConnectionRef, detach, type EndpointTable } from './endpoint-table.js';
 
 /** What a MsgQ needs of a DPA (a `Dpa`, which lives in a layer above). */
 export interface MsgqDpa {
@@ -57,7 +57,7 @@ export class ComchMsgq {
   private maxConsumers = 1;
   private maxProducers = 1;
   private segment: Segment | undefined;
-  private registry: Registry | undefined;
+  private table: EndpointTable | undefined;
   private reference: ComchConnectionRef | undefined;
   private destroyed = false;
   /** What observers of the fabric see of it while started (fabric/stats.ts MSGQ). */
@@ -141,15 +141,15 @@ export class ComchMsgq {
       },
     };
     this.segment = segment;
-    const registry = attach(this.reference, call);
-    this.registry = registry;
+    const table = attach(this.reference, call);
+    this.table = table;
     const direction = this.dpaConsumer ? 'cpu→dpa' : this.dpaProducer ? 'dpa→cpu' : 'cpu→cpu';
     const stat = statRecord(this.dev.fabric.dir, StatKind.MSGQ, `${this.name} ${direction}`, this.dev._stat, this.id);
     this.stat = stat;
-    // Endpoints of this thread come and go through the shared registry: count both sides then.
-    registry.onChange = () => {
-      stat.c[Counter.MSGQ.CONSUMERS] = registry.consumers(CPU_SIDE) + registry.consumers(DPA_SIDE);
-      stat.c[Counter.MSGQ.PRODUCERS] = registry.producers(CPU_SIDE) + registry.producers(DPA_SIDE);
+    // Endpoints of this thread come and go through the shared table: count both sides then.
+    table.onChange = () => {
+      stat.c[Counter.MSGQ.CONSUMERS] = table.consumers(CPU_SIDE) + table.consumers(DPA_SIDE);
+      stat.c[Counter.MSGQ.PRODUCERS] = table.producers(CPU_SIDE) + table.producers(DPA_SIDE);
     };
   }
 
@@ -157,8 +157,8 @@ export class ComchMsgq {
   stop(): void {
     const call = 'doca_comch_msgq_stop';
     this.alive(call);
-    if (!this.registry) throw new DocaError('BAD_STATE', call, `${this.name} is not started`);
-    const r = this.registry;
+    if (!this.table) throw new DocaError('BAD_STATE', call, `${this.name} is not started`);
+    const r = this.table;
     const n = r.consumers(CPU_SIDE) + r.consumers(DPA_SIDE) + r.producers(CPU_SIDE) + r.producers(DPA_SIDE);
     if (n > 0) throw new DocaError('IN_USE', call, `${n} consumer(s) and producer(s) made from ${this.name} still exist; destroy them first`);
     r.onChange = undefined;
@@ -166,7 +166,7 @@ export class ComchMsgq {
     r.close();
     detach(r);
     this.segment!.close();
-    this.registry = undefined;
+    this.table = undefined;
     this.segment = undefined;
     this.reference = undefined;
   }
@@ -174,12 +174,12 @@ export class ComchMsgq {
   /** `doca_comch_msgq_destroy`: stops it first if started (IN_USE while endpoints exist). */
   destroy(): void {
     if (this.destroyed) return;
-    if (this.registry) this.stop();
+    if (this.table) this.stop();
     this.destroyed = true;
   }
 
   get isStarted(): boolean {
-    return this.registry !== undefined;
+    return this.table !== undefined;
   }
 
   /**
@@ -229,6 +229,6 @@ export class ComchMsgq {
 
   private configurable(call: string): void {
     this.alive(call);
-    if (this.registry) throw new DocaError('BAD_STATE', call, `${this.name} is started; configure it before start`);
+    if (this.table) throw new DocaError('BAD_STATE', call, `${this.name} is started; configure it before start`);
   }
 }

@@ -18,7 +18,7 @@ import { ComchEndpoint } from './endpoint.js';
 import { type ProducerSendOptions, producerSend } from './fastpath-adapters.js';
 import { CONSUMER } from './layout.js';
 import { ComchProducerSendTask } from './producer-task.js';
-import type { ComchConnectionRef } from './registry.js';
+import type { ComchConnectionRef } from './endpoint-table.js';
 
 const log = sdkLogSource('comch_producer');
 const NO_DATA = new Uint8Array(0);
@@ -124,11 +124,11 @@ export class ComchProducer extends ComchEndpoint {
   /** @internal the send: claim the consumer's next posted buffer, copy, publish the completion. */
   _send(task: ComchProducerSendTask): void {
     const call = 'doca_task_submit';
-    if (!this.registry.connected) throw new DocaError('NOT_CONNECTED', call, `connection ${this.ref.id} ended`);
+    if (!this.table.connected) throw new DocaError('NOT_CONNECTED', call, `connection ${this.ref.id} ended`);
     const consumerId = task.getConsumerId();
     const target = this.target(consumerId, call);
     const imm = task.getImmData();
-    const immMax = this.registry.immLen(target.index);
+    const immMax = this.table.immLen(target.index);
     if (imm && imm.length > immMax) throw new DocaError('INVALID_VALUE', call, `immediate data of ${imm.length} bytes exceeds consumer ${consumerId}'s imm_data_len ${immMax}`);
     const data = task._buf?.getData() ?? NO_DATA;
     const claim = target.queue.claim(data.length, this.entry + 1);
@@ -170,7 +170,7 @@ export class ComchProducer extends ComchEndpoint {
 
   /** The live remote consumer `id`, mapped (NOT_CONNECTED if it does not exist or expired). */
   private target(id: number, call: string): Target {
-    const r = this.registry;
+    const r = this.table;
     const cached = this.targets.get(id);
     if (cached) {
       const state = r.state(cached.index);

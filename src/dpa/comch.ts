@@ -15,7 +15,7 @@
 import { ConsumerQueue, QUEUE_LAYOUT } from '../comch/consumer-queue.js';
 import { CONSUMER as ENTRY_STATE } from '../comch/layout.js';
 import { type ComchMsgq, DPA_SIDE, type MsgqDpa } from '../comch/msgq.js';
-import { attach, detach, type Registry } from '../comch/registry.js';
+import { attach, detach, type EndpointTable } from '../comch/endpoint-table.js';
 import { DocaError, describeValue } from '../core/error.js';
 import { encodeDescriptor } from '../fabric/segment.js';
 import { startPosition } from '../fabric/positions.js';
@@ -205,7 +205,7 @@ export class ComchConsumerCompletion extends ThreadAttached {
 
 /** What DPA consumers and producers share: a MsgQ endpoint table entry, and the DPA data path. */
 abstract class DpaEndpoint extends DpaObject {
-  protected readonly registry: Registry;
+  protected readonly table: EndpointTable;
   protected readonly entry: number;
   protected readonly endpointId: number;
   private datapath: Dpa | undefined;
@@ -219,12 +219,12 @@ abstract class DpaEndpoint extends DpaObject {
   ) {
     super(dpa, kind, call);
     const ref = msgq._started(call);
-    this.registry = attach(ref, call);
+    this.table = attach(ref, call);
     try {
       const max = role === 'consumer' ? ref.caps.maxConsumers : ref.caps.maxProducers;
-      ({ index: this.entry, id: this.endpointId } = this.registry.reserve(DPA_SIDE, role, max, call));
+      ({ index: this.entry, id: this.endpointId } = this.table.reserve(DPA_SIDE, role, max, call));
     } catch (err) {
-      detach(this.registry);
+      detach(this.table);
       this.destroyObject(call);
       throw err;
     }
@@ -255,8 +255,8 @@ abstract class DpaEndpoint extends DpaObject {
   /** Frees the table entry and the object (destroy). */
   protected releaseEndpoint(call: string): void {
     this.destroyObject(call);
-    this.registry.release(this.entry);
-    detach(this.registry);
+    this.table.release(this.entry);
+    detach(this.table);
   }
 }
 
@@ -346,7 +346,7 @@ export class ComchDpaConsumer extends DpaEndpoint {
     if (!cc.isStarted) throw new DocaError('BAD_STATE', call, `${cc.name} is not started`);
     if (this.maxRecv === 0) throw new DocaError('BAD_STATE', call, `${this.name} has no number of receives (setDevMaxNumRecv)`);
     if (this.immLen > cc.getImmDataLen()) throw new DocaError('INVALID_VALUE', call, `${this.name} takes ${this.immLen} bytes of immediate data; ${cc.name} only ${cc.getImmDataLen()}`);
-    if (!this.registry.connected) throw new DocaError('BAD_STATE', call, `${this.msgq.name} was stopped`);
+    if (!this.table.connected) throw new DocaError('BAD_STATE', call, `${this.msgq.name} was stopped`);
     cc._add(this, this.maxRecv, call);
     const queue = new ConsumerQueue(this.maxRecv, this.immLen);
     const o = r.objects;
@@ -363,9 +363,9 @@ export class ComchDpaConsumer extends DpaEndpoint {
     encodeDescriptor(queue.segment.descriptor, v, o.at(this.index, CONSUMER.QUEUE));
     o.setState(this.index, ObjState.STARTED);
     this.queue = queue;
-    this.registry.publishBell(this.entry, this.dpa._euBell(r, cc.index % r.layout.dims.eus, BIT_CONSUMER + this.index, call));
-    this.registry.request(this.entry, DPA_SIDE, this.immLen, queue.segment.descriptor, queue.segment.descriptor);
-    this.registry.setState(this.entry, ENTRY_STATE.REGISTERED); // no peer context to relay it
+    this.table.publishBell(this.entry, this.dpa._euBell(r, cc.index % r.layout.dims.eus, BIT_CONSUMER + this.index, call));
+    this.table.request(this.entry, DPA_SIDE, this.immLen, queue.segment.descriptor, queue.segment.descriptor);
+    this.table.setState(this.entry, ENTRY_STATE.REGISTERED); // no peer context to relay it
     return 'DOCA_SUCCESS';
   }
 
@@ -374,7 +374,7 @@ export class ComchDpaConsumer extends DpaEndpoint {
     const call = 'doca_ctx_stop';
     this.alive(call);
     if (!this.isStarted) throw new DocaError('BAD_STATE', call, `${this.name} is already IDLE`);
-    this.registry.setState(this.entry, ENTRY_STATE.CREATED);
+    this.table.setState(this.entry, ENTRY_STATE.CREATED);
     this.queue!.withdraw();
     this.completion?._remove(this);
     this.dpaRun.objects.setState(this.index, ObjState.CREATED);
@@ -460,7 +460,7 @@ export class ComchDpaProducer extends DpaEndpoint {
     if (!comp || comp.isDestroyed) throw new DocaError('BAD_STATE', call, `${this.name} has no DPA completion (dpaCompletionAttach)`);
     if (!comp.isStarted) throw new DocaError('BAD_STATE', call, `${comp.name} is not started`);
     if (this.maxSend === 0) throw new DocaError('BAD_STATE', call, `${this.name} has no number of sends (setDevMaxNumSend)`);
-    if (!this.registry.connected) throw new DocaError('BAD_STATE', call, `${this.msgq.name} was stopped`);
+    if (!this.table.connected) throw new DocaError('BAD_STATE', call, `${this.msgq.name} was stopped`);
     const o = r.objects;
     const v = r.view.view;
     o.store(this.index, PRODUCER.COMPLETION, comp.index + 1);

@@ -6,7 +6,7 @@
  */
 import { ComchMsgq } from '../../comch/msgq.js';
 import type { ComchConsumer } from '../../comch/consumer.js';
-import type { ComchConsumerPostRecvTask } from '../../comch/consumer-task.js';
+import type { ComchConsumerPostRecvTask } from '../../comch/post-recv-task.js';
 import type { ComchProducer } from '../../comch/producer.js';
 import type { Dev } from '../../core/dev.js';
 import { DocaError } from '../../core/error.js';

@@ -16,7 +16,7 @@
  */
 import { QUEUE_LAYOUT as Q, QueueView } from '../../comch/consumer-queue.js';
 import { CONSUMER as ENTRY_STATE } from '../../comch/layout.js';
-import { attach, detach, type Registry } from '../../comch/registry.js';
+import { attach, detach, type EndpointTable } from '../../comch/endpoint-table.js';
 import { AccessFlag } from '../../core/mmap.js';
 import { DocaError } from '../../core/error.js';
 import { openRemoteBell, releaseRemoteBell, type RemoteBell } from '../../fabric/doorbell.js';
@@ -55,7 +55,7 @@ interface Target {
 
 interface Producer {
   generation: number;
-  registry: Registry;
+  table: EndpointTable;
   targets: Map<number, Target>;
 }
 
@@ -359,15 +359,15 @@ function producerOf(e: Eu, p: number, call: string): Producer {
   if (known) forgetProducer(s, p, known);
   const segment = decodeDescriptor(e.dpa.view, e.dpa.at(p, PRODUCER.MSGQ), call);
   const caps = { maxNumTasks: 0, maxBufSize: 0, maxImmDataLen: MAX_IMM, maxConsumers: 0, maxProducers: 0 };
-  const registry = attach({ segment, side: 'client', id: e.dpa.u32(p, PRODUCER.MSGQ_ID), msgq: true, caps }, call);
-  const producer: Producer = { generation, registry, targets: new Map() };
+  const table = attach({ segment, side: 'client', id: e.dpa.u32(p, PRODUCER.MSGQ_ID), msgq: true, caps }, call);
+  const producer: Producer = { generation, table, targets: new Map() };
   s.producers.set(p, producer);
   return producer;
 }
 
 function forgetProducer(s: State, p: number, producer: Producer): void {
   for (const t of producer.targets.values()) forgetTarget(t);
-  detach(producer.registry);
+  detach(producer.table);
   s.producers.delete(p);
 }
 
@@ -379,7 +379,7 @@ function forgetTarget(t: Target): void {
 
 /** The live CPU consumer `id` of producer `p`'s MsgQ, mapped; undefined if there is none. */
 function target(e: Eu, producer: Producer, id: number, call: string): Target | undefined {
-  const r = producer.registry;
+  const r = producer.table;
   const cached = producer.targets.get(id);
   if (cached) {
     if (r.id(cached.index) === id && r.generation(cached.index) === cached.generation && r.state(cached.index) === ENTRY_STATE.REGISTERED) return cached;

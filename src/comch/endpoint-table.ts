@@ -1,8 +1,9 @@
 /**
- * The fast-path registry in a connection segment (layout.ts): the connection's state, consumer and
- * producer ids, and the endpoint table through which a consumer (in any thread of its side) is
- * announced to the peer by its side's context and found by the peer's producers, and through which
- * every endpoint is rung when something it waits for changes.
+ * The endpoint table of a connection segment (layout.ts; a MsgQ's too): the connection's fast-path
+ * state, consumer and producer ids, and one entry per producer and consumer, through which a consumer
+ * (in any thread of its side) is announced to the peer by its side's context and found by the peer's
+ * producers, and through which every endpoint is rung when something it waits for changes. The control
+ * path does not go through it: a connection rings its peer with bells of its own (connection.ts).
  *
  * Every thread that attaches to a connection (a producer or consumer created from a
  * `ComchConnectionRef`) maps the segment once; attachments are shared per thread and counted.
@@ -37,7 +38,7 @@ export interface ComchConnectionRef {
   };
 }
 
-export class Registry {
+export class EndpointTable {
   readonly i32: Int32Array;
   private readonly view: DataView;
   /**
@@ -107,11 +108,11 @@ export class Registry {
   }
 
   queue(index: number): SegmentDescriptor {
-    return decodeDescriptor(this.view, entryOffset(index) + ENTRY.QUEUE, 'comch consumer registry');
+    return decodeDescriptor(this.view, entryOffset(index) + ENTRY.QUEUE, 'comch consumer table');
   }
 
   memory(index: number): SegmentDescriptor {
-    return decodeDescriptor(this.view, entryOffset(index) + ENTRY.MEMORY, 'comch consumer registry');
+    return decodeDescriptor(this.view, entryOffset(index) + ENTRY.MEMORY, 'comch consumer table');
   }
 
   /** The bell an endpoint published, or undefined (none yet, or one that cannot be valid). */
@@ -236,7 +237,7 @@ export class Registry {
     return -1;
   }
 
-  /** Lets go of the bells this registry opened (the connection or the attachment ends). */
+  /** Lets go of the bells this table opened (the connection or the attachment ends). */
   releaseBells(): void {
     this.sideBells.server.release();
     this.sideBells.client.release();
@@ -257,19 +258,19 @@ export class Registry {
 }
 
 interface Attachment {
-  registry: Registry;
+  table: EndpointTable;
   refs: number;
 }
 
 const attached = new Map<string, Attachment>();
 
 /** Maps a connection's segment in this thread (shared by the thread's producers and consumers). */
-export function attach(ref: ComchConnectionRef, call: string): Registry {
+export function attach(ref: ComchConnectionRef, call: string): EndpointTable {
   const key = descriptorKey(ref.segment);
   const known = attached.get(key);
-  if (known && !known.registry.segment.closed) {
+  if (known && !known.table.segment.closed) {
     known.refs++;
-    return known.registry;
+    return known.table;
   }
   let segment: Segment;
   try {
@@ -282,19 +283,19 @@ export function attach(ref: ComchConnectionRef, call: string): Registry {
     segment.close();
     throw new DocaError('INVALID_VALUE', call, 'the connection reference does not name a comch connection');
   }
-  const registry = new Registry(segment, layout);
-  attached.set(key, { registry, refs: 1 });
-  return registry;
+  const table = new EndpointTable(segment, layout);
+  attached.set(key, { table, refs: 1 });
+  return table;
 }
 
 /** Releases an attachment; the mapping goes with the last one. */
-export function detach(registry: Registry): void {
+export function detach(table: EndpointTable): void {
   for (const [key, a] of attached) {
-    if (a.registry !== registry) continue;
+    if (a.table !== table) continue;
     if (--a.refs === 0) {
       attached.delete(key);
-      registry.releaseBells();
-      registry.segment.close();
+      table.releaseBells();
+      table.segment.close();
     }
     return;
   }
