@@ -26,6 +26,15 @@ import { encodeHello, encodeReady, FrameReader, FrameType, WireError } from './w
 
 const log = sdkLogSource('comch_client');
 const RETRY_MS = 100;
+
+/** One connection attempt's handshake. */
+interface Attempt {
+  readonly socket: Socket;
+  readonly reader: FrameReader;
+  /** It has its answer, or gave up: later events of its socket are no news. */
+  settled: boolean;
+  readonly timer: NodeJS.Timeout;
+}
 const HANDSHAKE_TIMEOUT_MS = 5000;
 
 /**
@@ -132,83 +141,88 @@ export class ComchClient extends ComchCtx {
   /** One connection attempt: find the server's socket, then HELLO -> WELCOME -> READY. */
   private attempt(): void {
     this.retryTimer = undefined;
+    const path = this.serverPath();
+    if (path === undefined) return;
+    const socket = connect(path);
+    this.socket = socket;
+    const a: Attempt = { socket, reader: new FrameReader(), settled: false, timer: setTimeout(() => this.giveUp(a, 'the server did not answer the handshake in time'), HANDSHAKE_TIMEOUT_MS) };
+    socket.on('error', () => {});
+    socket.on('close', () => this.giveUp(a, 'the connection closed during the handshake'));
+    socket.on('connect', () => socket.write(this.hello()));
+    socket.on('data', (chunk: Buffer) => this.handshakeData(a, chunk));
+  }
+
+  /** The socket of the server this client looks for; undefined when there is none yet (retrying) or can be none (failed). */
+  private serverPath(): string | undefined {
     const fabric = this.dev.fabric;
     const pci = this.devinfo.spec.pci;
     const rep = representorOf(fabric.topology, pci);
     if (!rep) {
       this.fail(new DocaError('NOT_FOUND', 'doca_ctx_start', `no DPU in topology ${fabric.topology.source} represents ${pci}`));
-      return;
+      return undefined;
     }
     const [path] = findService(fabric, SERVER_KIND, serverKey(rep.arm.toString(), pci.toString(), this.nameBytes));
     if (!path) {
       log.dbg(`client for ${JSON.stringify(this.serverName)}: no such server on ${rep.arm} for ${pci} yet; retrying in ${RETRY_MS} ms`);
-      return this.retry();
+      this.retry();
     }
-    const socket = connect(path);
-    this.socket = socket;
-    const reader = new FrameReader();
-    let settled = false;
-    const timer = setTimeout(() => giveUp('the server did not answer the handshake in time'), HANDSHAKE_TIMEOUT_MS);
-    const giveUp = (why: string) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      log.dbg(`client for ${JSON.stringify(this.serverName)}: ${why}; retrying`);
-      socket.destroy();
-      if (this.socket === socket) this.retry();
-    };
-    socket.on('error', () => {});
-    socket.on('close', () => giveUp('the connection closed during the handshake'));
-    socket.on('connect', () =>
-      socket.write(
-        encodeHello({
-          pid: self.pid,
-          start: self.start,
-          clientPci: pci.toString(),
-          armPci: rep.arm.toString(),
-          maxMsgSize: this.maxMsgSize,
-          recvQueueSize: this.recvQueueSize,
-          name: this.nameBytes,
-        }),
-      ),
-    );
-    socket.on('data', (chunk: Buffer) => {
-      if (settled) return;
-      let frames;
-      try {
-        frames = reader.push(chunk);
-      } catch (err) {
-        if (!(err instanceof WireError)) return giveUp(`the handshake failed: ${(err as Error).message}`);
-        // A bad frame, or one of another version, will be the same on every retry: the start fails.
-        settled = true;
-        clearTimeout(timer);
-        socket.removeAllListeners('close');
-        socket.destroy();
-        this.fail(
-          err.version
-            ? new DocaError('NOT_SUPPORTED', 'comch client', `the server ${JSON.stringify(this.serverName)} speaks another comch handshake version: ${err.message} (softdpu on both sides must be of one protocol version, docs/protocol.md#versions)`)
-            : new DocaError('CONNECTION_ABORTED', 'comch client', `bad handshake from the server ${JSON.stringify(this.serverName)}: ${err.message}`),
-        );
-        return;
-      }
-      const frame = frames[0];
-      if (!frame) return;
-      settled = true;
-      clearTimeout(timer);
-      socket.removeAllListeners('data');
-      socket.removeAllListeners('close');
-      if (frame.type === FrameType.REJECT) {
-        socket.destroy();
-        this.fail(rejectError(frame.reject.code, frame.reject.reason));
-        return;
-      }
-      if (frame.type !== FrameType.WELCOME) {
-        socket.destroy();
-        this.fail(new DocaError('CONNECTION_ABORTED', 'comch client', `the server answered with frame type ${frame.type}`));
-        return;
-      }
-      this.established(socket, frame.welcome);
+    return path;
+  }
+
+  /** What this client asks for: who it is, where it looks, the sizes it wants. */
+  private hello(): Buffer {
+    const pci = this.devinfo.spec.pci;
+    return encodeHello({
+      pid: self.pid,
+      start: self.start,
+      clientPci: pci.toString(),
+      armPci: representorOf(this.dev.fabric.topology, pci)!.arm.toString(),
+      maxMsgSize: this.maxMsgSize,
+      recvQueueSize: this.recvQueueSize,
+      name: this.nameBytes,
     });
+  }
+
+  /** The attempt failed in transport (timeout, the socket closed first): try again later. */
+  private giveUp(a: Attempt, why: string): void {
+    if (a.settled) return;
+    this.settle(a);
+    log.dbg(`client for ${JSON.stringify(this.serverName)}: ${why}; retrying`);
+    a.socket.destroy();
+    if (this.socket === a.socket) this.retry();
+  }
+
+  /** The attempt has its answer (or failed for good): nothing more is read from its handshake. */
+  private settle(a: Attempt): void {
+    a.settled = true;
+    clearTimeout(a.timer);
+    a.socket.removeAllListeners('data');
+    a.socket.removeAllListeners('close');
+  }
+
+  private handshakeData(a: Attempt, chunk: Buffer): void {
+    if (a.settled) return;
+    let frames;
+    try {
+      frames = a.reader.push(chunk);
+    } catch (err) {
+      if (!(err instanceof WireError)) return this.giveUp(a, `the handshake failed: ${(err as Error).message}`);
+      // A bad frame, or one of another version, will be the same on every retry: the start fails.
+      this.settle(a);
+      a.socket.destroy();
+      this.fail(
+        err.version
+          ? new DocaError('NOT_SUPPORTED', 'comch client', `the server ${JSON.stringify(this.serverName)} speaks another comch handshake version: ${err.message} (softdpu on both sides must be of one protocol version, docs/protocol.md#versions)`)
+          : new DocaError('CONNECTION_ABORTED', 'comch client', `bad handshake from the server ${JSON.stringify(this.serverName)}: ${err.message}`),
+      );
+      return;
+    }
+    const frame = frames[0];
+    if (!frame) return;
+    this.settle(a);
+    if (frame.type === FrameType.WELCOME) return this.established(a.socket, frame.welcome);
+    a.socket.destroy();
+    this.fail(frame.type === FrameType.REJECT ? rejectError(frame.reject.code, frame.reject.reason) : new DocaError('CONNECTION_ABORTED', 'comch client', `the server answered with frame type ${frame.type}`));
   }
 
   private established(socket: Socket, w: { pid: number; start: number; segment: Parameters<typeof Segment.open>[0]; msgSize: number; c2sSlots: number; s2cSlots: number }): void {

@@ -100,6 +100,8 @@ export class ComchConnection implements WakeSource {
   private readonly announced = new Set<number>();
   private readonly ownerWatches = new Map<number, { key: string; unwatch: () => void }>();
   private readonly record = new Uint8Array(CONTROL_PAYLOAD);
+  private readonly recordView = new DataView(this.record.buffer);
+  private readonly segmentView: DataView;
   /** @internal Producers and consumers made from this object in this thread (the teardown helper stops them). */
   readonly _children = new Set<Context>();
 
@@ -123,6 +125,7 @@ export class ComchConnection implements WakeSource {
     this.controlOut = new RingWriter(segment, ctlOut, layout.entries * 2, CONTROL_PAYLOAD);
     this.controlIn = new RingReader(segment, ctlIn, layout.entries * 2, CONTROL_PAYLOAD);
     this.table = new EndpointTable(segment, layout);
+    this.segmentView = new DataView(segment.u8.buffer);
     this.peerBell = PeerBell.at(segment, SIDE.BELL(otherSide(side)), 'comch connection');
     this.stat = statRecord(owner.devinfo.fabric.dir, StatKind.CONNECTION, `${side} connection ${this.id}`, owner._stat, this.id);
     this.stat.setPeer(peer.pid);
@@ -388,43 +391,57 @@ export class ComchConnection implements WakeSource {
    * and the peer's to this side's context (new and expired consumer events).
    */
   private relay(): number {
-    let n = 0;
+    return this.announceConsumers() + this.takeAnnouncements();
+  }
+
+  /**
+   * When this side's endpoints asked (their request counter moved): announces its consumers that
+   * started to the peer (CONSUMER_NEW), and those that stopped (CONSUMER_EXPIRED), through the control
+   * queue. Returns how many it announced.
+   */
+  private announceConsumers(): number {
     const bell = Atomics.load(this.segment.i32, FP.REQUEST_BELL[this.side] / 4);
-    if (bell !== this.lastRequest) {
-      this.lastRequest = bell;
-      const r = this.table;
-      r.reap(this.side);
-      this.watchOwners();
-      for (let i = 0; i < this.layout.entries; i++) {
-        const state = r.state(i);
-        if ((state !== CONSUMER.REQUESTED && state !== CONSUMER.EXPIRING) || r.side(i) !== this.side || !r.isConsumer(i)) continue;
-        const announce = state === CONSUMER.REQUESTED;
-        if (!announce && !this.announced.has(i)) {
-          if (r.casState(i, CONSUMER.EXPIRING, CONSUMER.EXPIRED)) r.ringEndpoint(i); // it never reached the peer
-          continue;
-        }
-        new DataView(this.record.buffer).setUint32(0, i, true);
-        if (!this.controlOut.push(announce ? CONTROL.CONSUMER_NEW : CONTROL.CONSUMER_EXPIRED, this.record)) {
-          if (this.controlOut.corrupt) this.corrupted('its control queue index');
-          this.lastRequest = -1; // the peer's control queue is full: look again next time
-          break;
-        }
-        // A consumer stopping meanwhile (REQUESTED -> EXPIRING in its thread) keeps EXPIRING: the peer
-        // heard of it, so its expiry is announced in the next pass.
-        if (announce) this.announced.add(i);
-        else this.announced.delete(i);
-        if (!r.casState(i, state, announce ? CONSUMER.ANNOUNCED : CONSUMER.EXPIRED)) this.lastRequest = -1;
-        else if (!announce) r.ringEndpoint(i); // its stop may finish now
-        n++;
+    if (bell === this.lastRequest) return 0;
+    this.lastRequest = bell;
+    const table = this.table;
+    table.reap(this.side);
+    this.watchOwners();
+    let n = 0;
+    for (let i = 0; i < this.layout.entries; i++) {
+      const state = table.state(i);
+      if ((state !== CONSUMER.REQUESTED && state !== CONSUMER.EXPIRING) || table.side(i) !== this.side || !table.isConsumer(i)) continue;
+      const announce = state === CONSUMER.REQUESTED;
+      if (!announce && !this.announced.has(i)) {
+        if (table.casState(i, CONSUMER.EXPIRING, CONSUMER.EXPIRED)) table.ringEndpoint(i); // it never reached the peer
+        continue;
       }
-      if (n > 0) this.ringPeer();
+      this.recordView.setUint32(0, i, true);
+      if (!this.controlOut.push(announce ? CONTROL.CONSUMER_NEW : CONTROL.CONSUMER_EXPIRED, this.record)) {
+        if (this.controlOut.corrupt) this.corrupted('its control queue index');
+        this.lastRequest = -1; // the peer's control queue is full: look again next time
+        break;
+      }
+      // A consumer stopping meanwhile (REQUESTED -> EXPIRING in its thread) keeps EXPIRING: the peer
+      // heard of it, so its expiry is announced in the next pass.
+      if (announce) this.announced.add(i);
+      else this.announced.delete(i);
+      if (!table.casState(i, state, announce ? CONSUMER.ANNOUNCED : CONSUMER.EXPIRED)) this.lastRequest = -1;
+      else if (!announce) table.ringEndpoint(i); // its stop may finish now
+      n++;
     }
+    if (n > 0) this.ringPeer();
+    return n;
+  }
+
+  /** Takes the peer's announcements of its consumers (new, expired) and raises their events here. */
+  private takeAnnouncements(): number {
+    let n = 0;
     for (let rec = this.controlIn.peek(); rec && this.state !== 'closing'; rec = this.controlIn.peek()) {
       if (rec.length !== CONTROL_PAYLOAD || (rec.type !== CONTROL.CONSUMER_NEW && rec.type !== CONTROL.CONSUMER_EXPIRED)) {
         this.corrupted(`a control record (type ${rec.type}, length ${rec.length})`);
         break;
       }
-      const index = new DataView(this.segment.u8.buffer).getUint32(rec.offset, true);
+      const index = this.segmentView.getUint32(rec.offset, true);
       this.controlIn.advance();
       n++;
       if (index >= this.layout.entries || this.table.side(index) === this.side || !this.table.isConsumer(index)) {

@@ -49,6 +49,23 @@ export function checkServerName(call: string, name: string, maxNameLen: number):
   return bytes;
 }
 
+/** What the server made for a client it answered: the connection's segment and layout, and the client's HELLO. */
+interface Welcomed {
+  segment: Segment;
+  hello: Hello;
+  layout: ReturnType<typeof connLayout>;
+}
+
+/** One client's handshake in progress. */
+interface Handshake {
+  readonly socket: Socket;
+  readonly reader: FrameReader;
+  welcomed: Welcomed | undefined;
+  /** Finished (a connection) or dropped: later events of its socket are no news. */
+  done: boolean;
+  readonly timer: NodeJS.Timeout;
+}
+
 /**
  * The comch server, `struct doca_comch_server` (`doca_comch_server_create`, a `doca_ctx`): runs on the
  * DPU's Arm side, bound to the representor of one host function, and accepts the clients of that function
@@ -219,65 +236,71 @@ export class ComchServer extends ComchCtx {
       return;
     }
     this.handshakes.add(socket);
-    const reader = new FrameReader();
-    let welcomed: { segment: Segment; hello: Hello; layout: ReturnType<typeof connLayout> } | undefined;
-    let done = false;
-    const finish = () => {
-      done = true;
-      clearTimeout(timer);
-      this.handshakes.delete(socket);
-      socket.removeAllListeners('data');
-      socket.removeAllListeners('close');
-    };
-    const drop = (why: string, reject?: { code: DocaErrorName; reason: string }) => {
-      if (done) return;
-      this.stat.c[Counter.SERVER.REFUSED]++;
-      log.warn(`server ${JSON.stringify(this.serverName)}: ${why}; dropping that peer`);
-      finish();
-      welcomed?.segment.close();
-      if (reject) socket.end(encodeReject({ code: DocaErrorCode[reject.code], reason: reject.reason }));
-      else socket.destroy();
-    };
-    const timer = setTimeout(() => drop(`handshake not finished within ${HANDSHAKE_TIMEOUT_MS} ms`), HANDSHAKE_TIMEOUT_MS);
-    timer.unref();
+    const h: Handshake = { socket, reader: new FrameReader(), welcomed: undefined, done: false, timer: setTimeout(() => this.drop(h, `handshake not finished within ${HANDSHAKE_TIMEOUT_MS} ms`), HANDSHAKE_TIMEOUT_MS) };
+    h.timer.unref();
     socket.on('error', () => {});
-    socket.on('close', () => drop(reader.partial ? 'the handshake ended in the middle of a frame (truncated)' : 'the peer left during the handshake'));
-    socket.on('data', (chunk: Buffer) => {
-      let frames;
-      try {
-        frames = reader.push(chunk);
-      } catch (err) {
-        const e = err as WireError;
-        drop(`bad handshake: ${e.message}`, e.version ? { code: 'DOCA_ERROR_UNSUPPORTED_VERSION', reason: e.message } : undefined);
-        return;
-      }
-      for (const frame of frames) {
-        if (done) return;
-        if (!welcomed && frame.type === FrameType.HELLO) {
-          const refusal = this.check(frame.hello, socket);
-          if (refusal) return drop(refusal.reason, refusal);
-          const layout = connLayout(Math.min(this.maxMsgSize, frame.hello.maxMsgSize), this.recvQueueSize, frame.hello.recvQueueSize, 2 * (comchConsumerCapGetMaxConsumers(this.devinfo) + comchProducerCapGetMaxProducers(this.devinfo)));
-          const segment = createConnSegment(layout);
-          welcomed = { segment, hello: frame.hello, layout };
-          socket.write(
-            encodeWelcome({ pid: self.pid, start: self.start, segment: segment.descriptor, msgSize: layout.msgSize, c2sSlots: layout.c2sSlots, s2cSlots: layout.s2cSlots, connectionId: 0 }),
-          );
-        } else if (welcomed && frame.type === FrameType.READY) {
-          finish();
-          const conn = new ComchConnection(this, 'server', socket, welcomed.segment, welcomed.layout, { pid: welcomed.hello.pid, start: welcomed.hello.start });
-          this.addConnection(conn);
-          this.stat.c[Counter.SERVER.CONNECTIONS] = this.conns.length;
-          this.stat.c[Counter.SERVER.ACCEPTED]++;
-          this.stat.event(StatEvent.CONNECT, `connection ${conn.id} from pid ${conn.peer.pid}`);
-          log.info(`server ${JSON.stringify(this.serverName)}: client pid ${welcomed.hello.pid} connected (connection ${conn.id})`);
-          const cb = this.connectCb;
-          if (cb) this.statusEvent('connection_established', () => cb(this.event, conn, true));
-          else this._wake();
-        } else {
-          return drop(`unexpected handshake frame type ${frame.type}`);
-        }
-      }
-    });
+    socket.on('close', () => this.drop(h, h.reader.partial ? 'the handshake ended in the middle of a frame (truncated)' : 'the peer left during the handshake'));
+    socket.on('data', (chunk: Buffer) => this.handshakeData(h, chunk));
+  }
+
+  /** The handshake is over (a connection, or dropped): its socket's events are no longer its business. */
+  private finish(h: Handshake): void {
+    h.done = true;
+    clearTimeout(h.timer);
+    this.handshakes.delete(h.socket);
+    h.socket.removeAllListeners('data');
+    h.socket.removeAllListeners('close');
+  }
+
+  /** Ends a handshake that failed: with a REJECT frame when there is a code to give, else by closing. */
+  private drop(h: Handshake, why: string, reject?: { code: DocaErrorName; reason: string }): void {
+    if (h.done) return;
+    this.stat.c[Counter.SERVER.REFUSED]++;
+    log.warn(`server ${JSON.stringify(this.serverName)}: ${why}; dropping that peer`);
+    this.finish(h);
+    h.welcomed?.segment.close();
+    if (reject) h.socket.end(encodeReject({ code: DocaErrorCode[reject.code], reason: reject.reason }));
+    else h.socket.destroy();
+  }
+
+  private handshakeData(h: Handshake, chunk: Buffer): void {
+    let frames;
+    try {
+      frames = h.reader.push(chunk);
+    } catch (err) {
+      const e = err as WireError;
+      return this.drop(h, `bad handshake: ${e.message}`, e.version ? { code: 'DOCA_ERROR_UNSUPPORTED_VERSION', reason: e.message } : undefined);
+    }
+    for (const frame of frames) {
+      if (h.done) return;
+      if (!h.welcomed && frame.type === FrameType.HELLO) this.welcome(h, frame.hello);
+      else if (h.welcomed && frame.type === FrameType.READY) this.connected(h, h.welcomed);
+      else return this.drop(h, `unexpected handshake frame type ${frame.type}`);
+    }
+  }
+
+  /** A HELLO: refused, or answered with a WELCOME naming the connection's new segment. */
+  private welcome(h: Handshake, hello: Hello): void {
+    const refusal = this.check(hello, h.socket);
+    if (refusal) return this.drop(h, refusal.reason, refusal);
+    const layout = connLayout(Math.min(this.maxMsgSize, hello.maxMsgSize), this.recvQueueSize, hello.recvQueueSize, 2 * (comchConsumerCapGetMaxConsumers(this.devinfo) + comchProducerCapGetMaxProducers(this.devinfo)));
+    const segment = createConnSegment(layout);
+    h.welcomed = { segment, hello, layout };
+    h.socket.write(encodeWelcome({ pid: self.pid, start: self.start, segment: segment.descriptor, msgSize: layout.msgSize, c2sSlots: layout.c2sSlots, s2cSlots: layout.s2cSlots, connectionId: 0 }));
+  }
+
+  /** READY: the connection is established (its event, or a wake-up for whoever waits for it). */
+  private connected(h: Handshake, w: Welcomed): void {
+    this.finish(h);
+    const conn = new ComchConnection(this, 'server', h.socket, w.segment, w.layout, { pid: w.hello.pid, start: w.hello.start });
+    this.addConnection(conn);
+    this.stat.c[Counter.SERVER.CONNECTIONS] = this.conns.length;
+    this.stat.c[Counter.SERVER.ACCEPTED]++;
+    this.stat.event(StatEvent.CONNECT, `connection ${conn.id} from pid ${conn.peer.pid}`);
+    log.info(`server ${JSON.stringify(this.serverName)}: client pid ${w.hello.pid} connected (connection ${conn.id})`);
+    const cb = this.connectCb;
+    if (cb) this.statusEvent('connection_established', () => cb(this.event, conn, true));
+    else this._wake();
   }
 
   /** Why a HELLO is refused, or undefined to accept it. */
