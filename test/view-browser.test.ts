@@ -159,7 +159,9 @@ test('softdpu view in Chromium: connections, rising counters, the state of top -
     await page.click('#fault-form button[type="submit"]');
     await until(page, `document.querySelector('#fault-result').classList.contains('error')`);
     await page.click(`#faults tr[data-fault="${id}"] button`);
-    await until(page, `!document.querySelector('#faults tr[data-fault="${id}"]')`);
+    await until(page, `!document.querySelector('#faults tr[data-fault="${id}"]')`).catch(async (err: Error) =>
+      assert.fail(`${err.message}; the page says: ${await page.textContent('#fault-result')}; its faults table: ${await page.textContent('#faults')}; softdpu fault list: ${(await runCli(t, ['fault', 'list', '--fabric', dir])).stdout}`),
+    );
     assert.deepEqual((JSON.parse((await runCli(t, ['fault', 'list', '--json', '--fabric', dir])).stdout) as { faults: unknown[] }).faults, []);
   });
 
