@@ -1,0 +1,32 @@
+/** The benchmarks' run settings: where the repository is, --quick, the runs per measurement, --filter. */
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+
+/**
+ * `softdpu bench --quick`: a smoke run, every message count divided by 10 and every measurement run once
+ * instead of RUNS times (figures are noisier). Set by `configure()` before any benchmark starts; read
+ * these live bindings when measuring, not at import.
+ */
+export let QUICK = false;
+
+/** How often each measurement runs (the median of the runs is reported): 3, or 1 in a quick run. */
+export let RUNS = 3;
+
+/** `--filter REGEX`: the scenarios to measure, matched against "bench/scenario" (and the bench's name). */
+let filter: RegExp | undefined;
+
+/** The --filter of this run, if any. */
+export const scenarioFilter = (): RegExp | undefined => filter;
+
+/** The runner's settings for the benchmarks that follow. */
+export function configure(o: { quick: boolean; filter?: RegExp | undefined }): void {
+  QUICK = o.quick;
+  RUNS = o.quick ? 1 : 3;
+  filter = o.filter;
+}
+
+/** A message count: `n`, or a tenth of it (at least `min`) in a quick run. Every contender of a row gets it. */
+export const count = (n: number, min = 100): number => (QUICK ? Math.max(min, Math.round(n / 10)) : n);
+

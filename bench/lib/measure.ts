@@ -1,0 +1,85 @@
+/** Statistics and CPU meters: what each measurement reports, the same way for every contender. */
+import { QUICK, RUNS } from './config.js';
+
+/** Median and 99th percentile of `samples` after dropping the first 10% (warm-up). */
+export function percentiles(samples: number[]): { p50: number; p99: number } {
+  const kept = samples.slice(Math.floor(samples.length / 10)).sort((a, b) => a - b);
+  return { p50: kept[Math.floor(kept.length / 2)]!, p99: kept[Math.floor(kept.length * 0.99)]! };
+}
+
+/** GB/s of `copy` walking `dst` in `size` steps; best of 5 runs of `total` bytes (default 512 MiB, 64 quick). */
+export function bandwidth(size: number, dst: Uint8Array, copy: (src: Uint8Array, dst: Uint8Array, offset: number) => void, total = (QUICK ? 64 : 512) << 20): number {
+  const src = Buffer.alloc(size, 0x5a);
+  const slots = Math.floor(dst.length / size);
+  let best = 0;
+  for (let run = 0; run < 5; run++) {
+    const t0 = performance.now();
+    let bytes = 0;
+    for (let k = 0; bytes < total; k++, bytes += size) copy(src, dst, (k % slots) * size);
+    best = Math.max(best, bytes / ((performance.now() - t0) * 1e6));
+  }
+  return best;
+}
+
+export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/** Round-trip percentiles, and each side's CPU time (user + system) per round trip where measured. */
+export interface Rtt {
+  p50_us: number;
+  p99_us: number;
+  cpu_pinger_us_per_msg?: number;
+  cpu_echoer_us_per_msg?: number;
+}
+
+/**
+ * For a peer process: starts a CPU meter (process.cpuUsage, user + system of the whole process, every
+ * thread); the function it returns gives the microseconds used since.
+ */
+export function cpuMeter(): () => number {
+  const start = process.cpuUsage();
+  return () => {
+    const d = process.cpuUsage(start);
+    return d.user + d.system;
+  };
+}
+
+/** For a pinging peer: prints its round trips (ms from performance.now(), as us) and its CPU per trip. */
+export function printRtt(samplesUs: number[], cpuUs: number): void {
+  const { p50, p99 } = percentiles(samplesUs);
+  process.stdout.write(JSON.stringify({ p50_us: p50, p99_us: p99, cpu_us_per_msg: cpuUs / samplesUs.length }) + '\n');
+}
+
+/** For a peer: its CPU over `wait()` (sitting idle), in % of one core. */
+export async function idleCpu(wait: () => Promise<unknown>): Promise<number> {
+  const cpu = cpuMeter();
+  const t0 = performance.now();
+  await wait();
+  return (cpu() / ((performance.now() - t0) * 1000)) * 100;
+}
+
+/** For an echoing peer: prints its CPU per message over the messages it answered. */
+export function printCpu(cpuUs: number, messages: number): void {
+  process.stdout.write(JSON.stringify({ cpu_us_per_msg: cpuUs / Math.max(1, messages), messages }) + '\n');
+}
+
+/** Runs `fn` `runs` times, one after the other. */
+export async function repeat<T>(fn: () => T | Promise<T>, runs = RUNS): Promise<T[]> {
+  const out: T[] = [];
+  for (let i = 0; i < runs; i++) out.push(await fn());
+  return out;
+}
+
+/**
+ * The median of each numeric field over `runs` (of `Rtt`s: the median p50 and the median p99), field by
+ * field into nested objects (a peer that reports several contenders); other fields (a C reference's
+ * echoed `mode`) are the first run's.
+ */
+export function medians<T extends object>(runs: T[]): T {
+  const first = runs[0] as Record<string, unknown>;
+  const field = (k: string) => runs.map((r) => (r as Record<string, unknown>)[k]);
+  const out = Object.fromEntries(
+    Object.entries(first).map(([k, v]) => [k, typeof v === 'number' ? median(field(k) as number[]) : v !== null && typeof v === 'object' && !Array.isArray(v) ? medians(field(k) as object[]) : v]),
+  );
+  return out as T;
+}
+
