@@ -162,23 +162,39 @@ function post(path, body) {
   });
 }
 
+// The plan's rows are kept from one state to the next (only their counts change in place), so that a
+// click on a row's button is never lost to a redraw between the button's press and release.
+const faultRows = new Map();
+
+function faultRow(f) {
+  const { id, kind, injections, source: _source, ...rest } = f;
+  const shape = JSON.stringify([kind, rest]);
+  let row = faultRows.get(id);
+  if (!row || row.shape !== shape) {
+    const clear = h('button', { type: 'button', textContent: 'clear' });
+    clear.addEventListener('click', () => act(post('/api/faults/clear', { ids: [id] }), `removed ${id}`));
+    const count = h('td', { class: 'num' });
+    row = { shape, count, tr: h('tr', { 'data-fault': id }, h('td', {}, id), h('td', {}, kind), h('td', { class: 'mono' }, JSON.stringify(rest)), count, h('td', {}, clear)) };
+    faultRows.set(id, row);
+  }
+  row.count.textContent = si(injections);
+  return row.tr;
+}
+
 function renderFaults(listing) {
   const body = $('faults').tBodies[0];
   if (listing.error) {
+    faultRows.clear();
     body.replaceChildren(h('tr', {}, h('td', { colSpan: 5, class: 'error' }, listing.error)));
     return;
   }
-  const rows = listing.faults.map((f) => {
-    const { id, kind, injections, source: _source, ...rest } = f;
-    const clear = h('button', { type: 'button', textContent: 'clear' });
-    clear.addEventListener('click', () => act(post('/api/faults/clear', { ids: [id] }), `removed ${id}`));
-    return h('tr', { 'data-fault': id }, h('td', {}, id), h('td', {}, kind), h('td', { class: 'mono' }, JSON.stringify(rest)), h('td', { class: 'num' }, si(injections)), h('td', {}, clear));
-  });
+  const rows = listing.faults.map(faultRow);
+  for (const id of [...faultRows.keys()]) if (!listing.faults.some((f) => f.id === id)) faultRows.delete(id);
   for (const p of listing.processes ?? []) {
     rows.push(h('tr', { class: 'own' }, h('td', {}, p.id), h('td', {}, p.kind), h('td', {}, `pid ${p.pid}'s own (from ${p.source})`), h('td', { class: 'num' }, si(p.injections)), h('td')));
   }
   if (rows.length === 0) rows.push(h('tr', { class: 'empty' }, h('td', { colSpan: 5 }, `No fault in the plan (generation ${listing.generation ?? 0}).`)));
-  body.replaceChildren(...rows);
+  if (rows.length !== body.rows.length || rows.some((r, i) => r !== body.rows[i])) body.replaceChildren(...rows);
 }
 
 function act(promise, done) {
