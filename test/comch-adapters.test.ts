@@ -1,47 +1,17 @@
 /** Promise and async-iterator adapters over the comch callback core. */
 import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
-import { ComchClient } from '../src/comch/client.js';
-import { ComchServer } from '../src/comch/server.js';
-import { openDeviceByPci, openRepresentorByPci } from '../src/core/dev.js';
-import { DevinfoRepFilter } from '../src/core/devinfo.js';
 import { DocaError } from '../src/core/error.js';
 import { logBackendCreateWithBuf } from '../src/core/log.js';
-import { ProgressEngine } from '../src/core/pe.js';
-import { useFabric } from '../src/fabric/fabric.js';
-import { until } from './helpers/comch-pair.js';
-import { tempFabricDir } from './helpers/fabric.js';
+import { comchPair, until } from './helpers/comch-pair.js';
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const dec = (b: Uint8Array) => new TextDecoder().decode(b);
 
-/** A server and a client in this process (real sockets and shared memory all the same), driven by pe.run(). */
+/** The pair of every test here: receive queues of 4; `withRecvCb` registers the server's receive callback. */
 async function pair(t: TestContext, name: string, withRecvCb = false) {
-  useFabric({ dir: tempFabricDir(t) });
-  const arm = openDeviceByPci('03:00.0');
-  const rep = openRepresentorByPci(arm, DevinfoRepFilter.NET, 'b1:00.0');
-  const host = openDeviceByPci('b1:00.0');
-  const pe = ProgressEngine.create();
-  const server = ComchServer.create(arm, rep, name);
-  const client = ComchClient.create(host, name);
-  for (const ctx of [server, client]) {
-    pe.connectCtx(ctx);
-    ctx.taskSendSetConf(() => {}, () => {}, 8);
-    ctx.setRecvQueueSize(4);
-  }
-  if (withRecvCb) server.eventMsgRecvRegister(() => {});
-  server.start();
-  client.start();
-  const ac = new AbortController();
-  const driving = pe.run({ signal: ac.signal, until: () => false });
-  t.after(async () => {
-    ac.abort();
-    await driving;
-    await client[Symbol.asyncDispose]();
-    await server[Symbol.asyncDispose]();
-  });
-  const conn = await client.connected({ timeoutMs: 10_000 });
-  return { pe, server, client, conn, ac, driving };
+  const p = await comchPair(t, name, { recvQueueSize: 4, beforeStart: (server) => void (withRecvCb && server.eventMsgRecvRegister(() => {})) });
+  return { ...p, conn: p.clientConn };
 }
 
 test('connected() and send() are promises; server.messages() iterates and break releases without loss', { timeout: 60_000 }, async (t) => {
@@ -96,9 +66,8 @@ test('iterators are refused when a receive callback is registered (callback or i
 });
 
 test('await using stops, waits for IDLE and destroys', { timeout: 60_000 }, async (t) => {
-  const { server, client, ac, driving } = await pair(t, 'adapters4');
-  ac.abort();
-  await driving;
+  const { server, client, stopDriving } = await pair(t, 'adapters4');
+  await stopDriving();
   {
     await using c = client;
     assert.equal(c.state, 'RUNNING');

@@ -1,16 +1,10 @@
 /** Lost and delayed events through the public API: a new-consumer event that never comes, a late connection event. */
 import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
-import { ComchClient } from '../src/comch/client.js';
 import { ComchConsumer } from '../src/comch/consumer.js';
-import { ComchServer } from '../src/comch/server.js';
-import { openDeviceByPci, openRepresentorByPci } from '../src/core/dev.js';
-import { DevinfoRepFilter } from '../src/core/devinfo.js';
 import { ProgressEngine } from '../src/core/pe.js';
-import { useFabric } from '../src/fabric/fabric.js';
 import { Faults } from '../src/fabric/faults/api.js';
 import { comchPair, sharedMap, until } from './helpers/comch-pair.js';
-import { tempFabricDir } from './helpers/fabric.js';
 
 function cleanPlan(t: TestContext): void {
   Faults.clear();
@@ -42,34 +36,21 @@ test('a lost new-consumer event never reaches the peer; the consumer runs and it
 
 test('a delayed connection event arrives that much later, and only then', { timeout: 60_000 }, async (t) => {
   cleanPlan(t);
-  useFabric({ dir: tempFabricDir(t) });
   Faults.add({ kind: 'delay-event', match: { ctx: 'doca_comch_server', event: 'connection_status' }, delayMs: 400 });
-  const arm = openDeviceByPci('03:00.0');
-  const host = openDeviceByPci('b1:00.0');
-  const pe = ProgressEngine.create();
-  const server = ComchServer.create(arm, openRepresentorByPci(arm, DevinfoRepFilter.NET, 'b1:00.0'), 'late');
-  const client = ComchClient.create(host, 'late');
   let connectedAt = 0;
   let disconnectedAt = 0;
-  server.eventConnectionStatusChangedRegister(
-    () => (connectedAt = performance.now()),
-    () => (disconnectedAt = performance.now()),
-  );
-  for (const ctx of [server, client]) {
-    pe.connectCtx(ctx);
-    ctx.taskSendSetConf(() => {}, () => {}, 4);
-  }
   // The delay runs from when the server handles the client's READY: after this, whatever the load.
-  const startedAt = performance.now();
-  server.start();
-  client.start();
-  const ac = new AbortController();
-  const driving = pe.run({ signal: ac.signal, until: () => false });
-  t.after(async () => {
-    ac.abort();
-    await driving;
+  let startedAt = 0;
+  const { server, client } = await comchPair(t, 'late', {
+    sendTasks: 4,
+    beforeStart: (server) => {
+      server.eventConnectionStatusChangedRegister(
+        () => (connectedAt = performance.now()),
+        () => (disconnectedAt = performance.now()),
+      );
+      startedAt = performance.now();
+    },
   });
-  await client.connected({ timeoutMs: 10_000 });
   await until(() => connectedAt > 0, 'the delayed connect event');
   // Lower bounds only (a slow machine makes them longer, never shorter); a timer may fire a ms early.
   assert.ok(connectedAt - startedAt >= 390, `the connect event came ${(connectedAt - startedAt).toFixed(0)} ms after the start (delay 400 ms)`);

@@ -28,9 +28,21 @@ export interface Pair {
   events: string[];
   /** Drives `pe` (and any extra engines) until the test ends. */
   drive(pe: ProgressEngine): void;
+  /** Stops driving every engine (the test then progresses, or disposes, by itself). */
+  stopDriving(): Promise<void>;
 }
 
-export async function comchPair(t: TestContext, name: string): Promise<Pair> {
+/** What a test may set on the pair before it starts. */
+export interface PairOptions {
+  /** Each side's receive queue (`doca_comch_server/client_set_recv_queue_size`). */
+  recvQueueSize?: number;
+  /** Send tasks per side (default 8). */
+  sendTasks?: number;
+  /** Called once both contexts are configured, before they start: callbacks, more configuration. */
+  beforeStart?(server: ComchServer, client: ComchClient): void;
+}
+
+export async function comchPair(t: TestContext, name: string, options: PairOptions = {}): Promise<Pair> {
   useFabric({ dir: tempFabricDir(t) });
   const arm = openDeviceByPci('03:00.0');
   const rep = openRepresentorByPci(arm, DevinfoRepFilter.NET, 'b1:00.0');
@@ -41,27 +53,32 @@ export async function comchPair(t: TestContext, name: string): Promise<Pair> {
   const events: string[] = [];
   for (const [label, ctx] of [['server', server], ['client', client]] as const) {
     pe.connectCtx(ctx);
-    ctx.taskSendSetConf(() => {}, () => {}, 8);
+    ctx.taskSendSetConf(() => {}, () => {}, options.sendTasks ?? 8);
+    if (options.recvQueueSize !== undefined) ctx.setRecvQueueSize(options.recvQueueSize);
     ctx.eventConsumerRegister(
       (_e, _c, id) => events.push(`${label} new ${id}`),
       (_e, _c, id) => events.push(`${label} expired ${id}`),
     );
   }
+  options.beforeStart?.(server, client);
   server.start();
   client.start();
   const ac = new AbortController();
   const drivers: Promise<void>[] = [];
   const drive = (engine: ProgressEngine) => drivers.push(engine.run({ signal: ac.signal, until: () => false }));
+  const stopDriving = async () => {
+    ac.abort();
+    await Promise.all(drivers);
+  };
   drive(pe);
   t.after(async () => {
     await client.stopTree().catch(() => {});
     await server.stopTree().catch(() => {});
-    ac.abort();
-    await Promise.all(drivers);
+    await stopDriving();
   });
   const clientConn = await client.connected({ timeoutMs: 10_000 });
   await until(() => server.connections.length > 0, `the server ${name} to see the client's connection`, 10_000);
-  return { arm, host, pe, server, client, serverConn: server.connections[0]!, clientConn, events, drive };
+  return { arm, host, pe, server, client, serverConn: server.connections[0]!, clientConn, events, drive, stopDriving };
 }
 
 /** A started map over fresh shared memory with PCI read/write, and an inventory for it. */
