@@ -66,18 +66,28 @@ function tmpfs(t: TestContext, options: string): string | undefined {
 
 const canMount = process.getuid?.() === 0;
 
+/**
+ * A fabric joined on a fresh tmpfs (mounted with `options`), and a server on it ready to start; undefined
+ * where mount is not allowed.
+ */
+function serverOnTmpfs(t: TestContext, options: string, name: string): { mnt: string; dir: string; server: ComchServer } | undefined {
+  const mnt = tmpfs(t, options);
+  if (!mnt) return undefined;
+  const dir = join(mnt, 'fabric');
+  mkdirSync(dir, { mode: 0o700 });
+  useFabric({ dir });
+  const arm = openDeviceByPci('03:00.0');
+  const server = ComchServer.create(arm, openRepresentorByPci(arm, DevinfoRepFilter.NET, 'b1:00.0'), name);
+  ProgressEngine.create().connectCtx(server);
+  server.taskSendSetConf(() => {}, () => {}, 4);
+  return { mnt, dir, server };
+}
+
 describe('a fabric whose filesystem refuses new entries names the cause', { skip: canMount ? false : 'needs root to mount a tmpfs' }, () => {
   it('read-only: joining says EROFS (NOT_PERMITTED); a server started before the remount says EROFS, not "taken"', { timeout: 30_000 }, async (t) => {
-    const mnt = tmpfs(t, 'size=1m,mode=0700');
-    if (!mnt) return t.skip('mount -t tmpfs is not allowed here');
-    const dir = join(mnt, 'fabric');
-    mkdirSync(dir, { mode: 0o700 });
-    useFabric({ dir });
-    const arm = openDeviceByPci('03:00.0');
-    const rep = openRepresentorByPci(arm, DevinfoRepFilter.NET, 'b1:00.0');
-    const server = ComchServer.create(arm, rep, 'ro');
-    ProgressEngine.create().connectCtx(server);
-    server.taskSendSetConf(() => {}, () => {}, 4);
+    const on = serverOnTmpfs(t, 'size=1m,mode=0700', 'ro');
+    if (!on) return t.skip('mount -t tmpfs is not allowed here');
+    const { mnt, dir, server } = on;
     execFileSync('mount', ['-o', 'remount,ro', mnt]);
     assert.throws(() => server.start(), (err: unknown) => DocaError.is(err, 'NOT_PERMITTED') && /EROFS/.test(err.message) && !/taken/.test(err.message), 'the server names the read-only filesystem');
     assert.equal(server.state, 'IDLE', 'the failed start changed nothing');
@@ -88,16 +98,9 @@ describe('a fabric whose filesystem refuses new entries names the cause', { skip
   });
 
   it('full: a server that cannot make its socket says ENOSPC (FULL)', { timeout: 30_000 }, async (t) => {
-    const mnt = tmpfs(t, 'size=1m,nr_inodes=64,mode=0700');
-    if (!mnt) return t.skip('mount -t tmpfs is not allowed here');
-    const dir = join(mnt, 'fabric');
-    mkdirSync(dir, { mode: 0o700 });
-    useFabric({ dir });
-    const arm = openDeviceByPci('03:00.0');
-    const rep = openRepresentorByPci(arm, DevinfoRepFilter.NET, 'b1:00.0');
-    const server = ComchServer.create(arm, rep, 'full');
-    ProgressEngine.create().connectCtx(server);
-    server.taskSendSetConf(() => {}, () => {}, 4);
+    const on = serverOnTmpfs(t, 'size=1m,nr_inodes=64,mode=0700', 'full');
+    if (!on) return t.skip('mount -t tmpfs is not allowed here');
+    const { mnt, server } = on;
     // Every inode left goes to filler files; then nothing new fits.
     for (let i = 0; ; i++) {
       try {
