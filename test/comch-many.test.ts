@@ -41,5 +41,5 @@ test('the server refuses clients beyond max_clients; the refused client fails to
   assert.deepEqual(linesOf(third, /^c0 state/), ['c0 state IDLE->STARTING', 'c0 state STARTING->STOPPING', 'c0 state STOPPING->IDLE']);
   // The server's log comes on its own pipe, which may trail the client's lines.
   await until(() => /already has its maximum of 2 clients/.test(server.stderr.join('')), () => `the server to log the refusal: ${server.stderr.join('')}`);
-  assert.equal(linesOf(server, /^connect /).length, 2);
+  assert.equal((await waitCount(server, /^connect /, 2)).length, 2);
 });
