@@ -16,7 +16,7 @@ import { type CFunction, declaredFunctions, definedFunctions, stubsSource } from
 export const capiDir = join(packageRoot, 'capi');
 
 /** The folders of capi/ that hold the library's C files (include/ holds the public headers). */
-const SOURCE_DIRS = ['core', 'log', 'argp'];
+const SOURCE_DIRS = ['core', 'log', 'argp', 'fabric'];
 
 /** The library every name resolves to, and the names that stand for it. */
 export const COMMON_LIBRARY = 'libdoca_common.so.2';
@@ -122,7 +122,7 @@ export function buildLibrary(options: BuildOptions): Built {
     '-DDOCA_ALLOW_EXPERIMENTAL_API', '-DDOCA_ALLOW_DEPRECATED_API', `-DSOFTDPU_VERSION="${options.version.replace(/[^\w.+-]/g, '')}"`,
     `-I${include}`, `-I${join(capiDir, 'include')}`, `-I${capiDir}`,
     ...options.cflags,
-    ...sources, stubs,
+    ...sources, stubs, '-lm',
     `-Wl,-soname,${COMMON_LIBRARY}`, `-Wl,--version-script=${join(capiDir, 'libdoca.map')}`, '-Wl,-z,defs',
     '-o', join(lib, COMMON_LIBRARY),
   ], 'compiling the C library');
