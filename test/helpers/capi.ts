@@ -6,11 +6,11 @@
  * through the runpath the tree gives it.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { cliPath, type Ran, runCommand } from './child.js';
+import { Child, cliPath, type Ran, runCommand } from './child.js';
 import { tempFabricDir } from './fabric.js';
 
 export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
@@ -93,4 +93,29 @@ export async function ccBuild(t: TestContext, tree: SdkTree, side: Side, source:
 /** Runs a built program (no LD_LIBRARY_PATH) and returns how it ran. */
 export function runProgram(t: TestContext, path: string, args: string[], cwd: string, env: Record<string, string> = {}): Promise<Ran> {
   return runCommand(t, path, args, cwd, cleanEnv(env), 30_000);
+}
+
+/** The scriptable C comch peer (test/fixtures/capi/comch-peer/peer.c), built against one side's tree. */
+export function buildPeer(t: TestContext, tree: SdkTree, name = 'comch-peer', flags: string[] = []): Promise<string> {
+  return ccBuild(t, tree, 'host', join(capiFixtures, 'comch-peer', 'peer.c'), name, flags);
+}
+
+/** The control path samples (capi/samples/comch_ctrl_path), built with meson against one side. */
+export async function buildSamples(t: TestContext, tree: SdkTree, side: Side): Promise<{ server: string; client: string }> {
+  const build = await mesonBuild(t, tree, side, join(repoRoot, 'capi', 'samples', 'comch_ctrl_path'), `samples-${side}`);
+  return { server: join(build, 'doca_comch_ctrl_path_server'), client: join(build, 'doca_comch_ctrl_path_client') };
+}
+
+/**
+ * Starts a built C program on the fabric in `fabric` (no LD_LIBRARY_PATH), its stdout read line by line
+ * and its stdin open for commands (helpers/child.ts); killed when the test ends.
+ */
+export function startProgram(t: TestContext, path: string, args: string[], fabric: string, env: Record<string, string> = {}): Child {
+  const proc = spawn(path, args, { env: cleanEnv({ SOFTDPU_FABRIC: fabric, ...env }), stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = new Child(proc);
+  t.after(async () => {
+    child.kill();
+    await child.exited;
+  });
+  return child;
 }

@@ -1,0 +1,165 @@
+/**
+ * The comch control path of softdpu's C library against the TypeScript side and against itself, on a
+ * private fabric: the C samples (capi/samples/comch_ctrl_path, built with meson against both trees)
+ * with each other and with `softdpu sample`, a client on a foreign function, 64 C clients on one
+ * TypeScript server, ring positions across 2^32 with a slot count that is not a power of two, busy
+ * progress that makes no syscall when there is nothing to do, and a client that progresses once a second.
+ */
+import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { encodeHello, FrameReader, FrameType } from '../src/comch/wire.js';
+import { DocaErrorCode } from '../src/core/error.js';
+import { self } from '../src/fabric/liveness.js';
+import { assertExit, type Child, sample } from './helpers/child.js';
+import { buildPeer, buildSamples, startProgram, writeSdk } from './helpers/capi.js';
+import { linesOf, startClient, startServer, waitCount } from './helpers/comch.js';
+import { tempFabricDir } from './helpers/fabric.js';
+
+const DEBUG = { SOFTDPU_SDK_LOG_LEVEL: '60' };
+
+/** Everything `child` wrote (stdout lines and stderr), for the messages of both languages' samples. */
+const output = (child: Child) => `${child.lines.join('\n')}\n${child.stderr.join('')}`;
+
+/** The fabric's entries (what a sweep would consider), without the epitaphs TypeScript threads leave on purpose. */
+const entries = (dir: string) => readdirSync(dir).filter((name) => !name.endsWith('.exited'));
+
+/** Sends `bytes` to a server socket; the REJECT code it answers with, or 'closed'. */
+function knock(path: string, bytes: Buffer): Promise<number | 'closed'> {
+  return new Promise((resolve) => {
+    const socket = connect(path);
+    const reader = new FrameReader();
+    socket.on('connect', () => socket.write(bytes));
+    socket.on('data', (chunk) => {
+      const [frame] = reader.push(chunk);
+      if (frame?.type === FrameType.REJECT) resolve(frame.reject.code);
+    });
+    socket.on('error', () => {});
+    socket.on('close', () => resolve('closed'));
+  });
+}
+
+test('the comch control path between C and TypeScript, both ways and C with C', { timeout: 240_000 }, async (t) => {
+  const tree = await writeSdk(t);
+  const dpu = await buildSamples(t, tree, 'dpu');
+  const host = await buildSamples(t, tree, 'host');
+  const peer = await buildPeer(t, tree);
+
+  await t.test('the C samples: both texts arrive, both exit 0, nothing is left in the fabric', async (t) => {
+    const dir = tempFabricDir(t);
+    const server = startProgram(t, dpu.server, ['-t', 'from the C server'], dir);
+    await server.waitFor(/Server context is running/);
+    const client = startProgram(t, host.client, ['-t', 'from the C client'], dir);
+    await assertExit(client, 0, [server]);
+    await assertExit(server, 0, [client]);
+    assert.match(output(server), /Message received: 'from the C client'/);
+    assert.match(output(client), /Message received: 'from the C server'/);
+    assert.deepEqual(entries(dir), []);
+  });
+
+  await t.test('C server, TypeScript client (softdpu sample comch_ctrl_path_client)', async (t) => {
+    const dir = tempFabricDir(t);
+    const server = startProgram(t, dpu.server, ['-t', 'from the C server'], dir);
+    await server.waitFor(/Server context is running/);
+    const client = sample(t, dir, ['comch_ctrl_path_client', '-t', 'from the TypeScript client']);
+    await assertExit(client, 0, [server]);
+    await assertExit(server, 0, [client]);
+    assert.match(output(server), /Message received: 'from the TypeScript client'/);
+    assert.match(output(client), /Message received: 'from the C server'/);
+  });
+
+  await t.test('TypeScript server (softdpu sample comch_ctrl_path_server), C client', async (t) => {
+    const dir = tempFabricDir(t);
+    // The C client looks for the server every 100 ms until it is there.
+    const server = sample(t, dir, ['comch_ctrl_path_server', '-t', 'from the TypeScript server']);
+    const client = startProgram(t, host.client, ['-t', 'from the C client'], dir);
+    await assertExit(client, 0, [server]);
+    await assertExit(server, 0, [client]);
+    assert.match(output(server), /Message received: 'from the C client'/);
+    assert.match(output(client), /Message received: 'from the TypeScript server'/);
+  });
+
+  await t.test('a client on a foreign function never reaches the server; a HELLO claiming that function is refused', async (t) => {
+    const dir = tempFabricDir(t);
+    const server = startProgram(t, peer, ['server', 'name=shared'], dir);
+    await server.waitFor(/^started DOCA_SUCCESS$/);
+    const vf = startProgram(t, peer, ['client', 'name=shared', 'dev=b1:00.2'], dir, DEBUG);
+    await vf.waitFor(/^started DOCA_ERROR_IN_PROGRESS$/);
+    const retried = async () => {
+      while (vf.stderr.join('').split('\n').filter((l) => /no such server on 0000:03:00\.0 for 0000:b1:00\.2 yet; retrying/.test(l)).length < 3) {
+        assert.equal(vf.proc.exitCode, null, vf.stderr.join(''));
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    await retried();
+    assert.deepEqual(linesOf(vf, /RUNNING/), [], 'the VF client must not connect');
+    const socket = join(dir, readdirSync(dir).find((n) => n.startsWith('comch-srv.'))!);
+    const hello = encodeHello({ pid: self.pid, start: self.start, clientPci: '0000:b1:00.2', armPci: '0000:03:00.0', maxMsgSize: 4080, recvQueueSize: 16, name: new TextEncoder().encode('shared') });
+    assert.equal(await knock(socket, hello), DocaErrorCode.DOCA_ERROR_NOT_PERMITTED);
+    assert.deepEqual(linesOf(server, /^connect/), [], 'the server saw no connection');
+    const pf = startProgram(t, peer, ['client', 'name=shared', 'hello=from the PF'], dir);
+    await server.waitFor(/^recv 1 11 from the PF$/);
+    await pf.waitFor(/^sent 1$/);
+  });
+
+  await t.test('64 C clients on one TypeScript server: every one connects and gets its echo', async (t) => {
+    const dir = tempFabricDir(t);
+    const server = startServer(t, dir, { name: 'many', echo: true });
+    await server.waitFor(/^started DOCA_SUCCESS$/);
+    const clients = Array.from({ length: 64 }, (_, i) => startProgram(t, peer, ['client', 'name=many', `hello=c${i}`], dir));
+    await Promise.all(clients.map((c, i) => c.waitFor(new RegExp(`^recv 0 ${`echo:c${i}`.length} echo:c${i}$`), 60_000)));
+    assert.equal(linesOf(server, /^connect /).length, 64);
+    for (const c of clients) c.send('exit');
+    await Promise.all(clients.map((c) => assertExit(c, 0, [server])));
+    await waitCount(server, /^disconnect /, 64, 30_000);
+  });
+
+  await t.test('ring positions across 2^32 with 10 slots: every message arrives in order, both ways', async (t) => {
+    const near = { SOFTDPU_START_POSITION: String(2 ** 32 - 6) };
+    const expected = Array.from({ length: 120 }, (_, i) => `echo:p${i}`);
+    // A C server made the rings; a TypeScript client sends through them and gets its echoes back.
+    const dir = tempFabricDir(t);
+    const cServer = startProgram(t, peer, ['server', 'name=wrap', 'echo', 'recvq=10', 'quiet', 'tasks=256'], dir, near);
+    await cServer.waitFor(/^started DOCA_SUCCESS$/);
+    const tsClient = startClient(t, dir, { name: 'wrap', recvQueueSize: 10 });
+    await tsClient.waitFor(/^c0 state STARTING->RUNNING$/);
+    tsClient.send('burst 0 120 p');
+    const got = await waitCount(tsClient, /^c0 recv \d+ echo:p/, 120, 30_000);
+    assert.deepEqual(got.map((l) => l.split(' ')[3]), expected);
+    // A TypeScript server made them; a C client sends.
+    const dir2 = tempFabricDir(t);
+    const tsServer = startServer(t, dir2, { name: 'wrap', echo: true, recvQueueSize: 10 }, near);
+    await tsServer.waitFor(/^started DOCA_SUCCESS$/);
+    const cClient = startProgram(t, peer, ['client', 'name=wrap', 'recvq=10', 'tasks=256'], dir2);
+    await cClient.waitFor(/^state STARTING->RUNNING$/);
+    cClient.send('burst 0 120 p');
+    const echoes = await waitCount(cClient, /^recv 0 \d+ echo:p/, 120, 30_000);
+    assert.deepEqual(echoes.map((l) => l.split(' ')[3]), expected);
+  });
+
+  await t.test('doca_pe_progress makes no syscall when there is nothing to do (polling, and after a sleep)', async (t) => {
+    const dir = tempFabricDir(t);
+    const server = startProgram(t, peer, ['server', 'name=quiet', 'syscheck=1000000'], dir);
+    await server.waitFor(/^started DOCA_SUCCESS$/);
+    const tsClient = startClient(t, dir, { name: 'quiet' });
+    await tsClient.waitFor(/^c0 state STARTING->RUNNING$/);
+    assert.equal((await server.waitFor(/^syscalls (.*)$/, 60_000))[1], '0', 'a polling server, one connection');
+    const dir2 = tempFabricDir(t);
+    const tsServer = startServer(t, dir2, { name: 'quiet' });
+    await tsServer.waitFor(/^started DOCA_SUCCESS$/);
+    const client = startProgram(t, peer, ['client', 'name=quiet', 'mode=notify', 'syscheck=1000000'], dir2);
+    assert.equal((await client.waitFor(/^syscalls (.*)$/, 60_000))[1], '0', 'a client that slept on its notification fd');
+  });
+
+  await t.test('a client that progresses once a second connects within a few calls', async (t) => {
+    const dir = tempFabricDir(t);
+    const server = startProgram(t, peer, ['server', 'name=sparse', 'echo'], dir);
+    await server.waitFor(/^started DOCA_SUCCESS$/);
+    const client = startProgram(t, peer, ['client', 'name=sparse', 'mode=sparse', 'hello=slow'], dir);
+    const calls = Number((await client.waitFor(/^progress-calls (\d+)$/, 30_000))[1]);
+    assert.ok(calls <= 5, `RUNNING after ${calls} progress calls`);
+    await client.waitFor(/^recv 0 9 echo:slow$/, 30_000);
+  });
+});
