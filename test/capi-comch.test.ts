@@ -6,19 +6,33 @@
  * progress that makes no syscall when there is nothing to do, and a client that progresses once a second.
  */
 import assert from 'node:assert/strict';
-import { readdirSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { encodeHello, FrameReader, FrameType } from '../src/comch/wire.js';
 import { DocaErrorCode } from '../src/core/error.js';
 import { self } from '../src/fabric/liveness.js';
-import { assertExit, type Child, sample } from './helpers/child.js';
-import { buildPeer, buildSamples, startProgram, writeSdk } from './helpers/capi.js';
+import { assertExit, type Child, runCli, sample } from './helpers/child.js';
+import { assertRan, buildPeer, buildSamples, capiFixtures, ccBuild, runProgram, startProgram, writeSdk } from './helpers/capi.js';
 import { linesOf, startClient, startServer, waitCount } from './helpers/comch.js';
 import { tempFabricDir } from './helpers/fabric.js';
 
 const DEBUG = { SOFTDPU_SDK_LOG_LEVEL: '60' };
+
+/** Two DPUs, a VF, an SF, an emulated function, a second Arm device and capability overrides (docs/topology.md). */
+const TOPOLOGY = {
+  caps: { comch: { maxMsgSize: 256 } },
+  dpus: [
+    { name: 'left', arm: [{ pci: '03:00.0' }], host: [{ pci: 'b1:00.0' }, { pci: 'b1:00.2', type: 'VF' }, { pci: 'b1:00.5', type: 'SF', sfnum: 7 }] },
+    {
+      name: 'right',
+      arm: [{ pci: '04:00.0' }, { pci: '0000:04:00.1', mac: 'AA:bb:cc:dd:ee:ff' }],
+      host: [{ pci: 'c1:00.0', iface: 'custom0' }, { pci: 'c1:00.1', arm: '04:00.1', emulated: true }],
+      caps: { comch: { maxClients: 1 } },
+    },
+  ],
+};
 
 /** Everything `child` wrote (stdout lines and stderr), for the messages of both languages' samples. */
 const output = (child: Child) => `${child.lines.join('\n')}\n${child.stderr.join('')}`;
@@ -46,6 +60,69 @@ test('the comch control path between C and TypeScript, both ways and C with C', 
   const dpu = await buildSamples(t, tree, 'dpu');
   const host = await buildSamples(t, tree, 'host');
   const peer = await buildPeer(t, tree);
+
+  await t.test('devices, representors and caps of a topology file are the TypeScript side\'s; a bad one and bad fabric locations are refused', async (t) => {
+    const dir = tempFabricDir(t);
+    const topology = join(dir, 'topology.json');
+    writeFileSync(topology, JSON.stringify(TOPOLOGY));
+    const devices = await ccBuild(t, tree, 'host', join(capiFixtures, 'devices.c'), 'devices');
+    const c = JSON.parse(assertRan(await runProgram(t, devices, [], dir, { SOFTDPU_FABRIC: join(dir, 'f'), SOFTDPU_TOPOLOGY: topology }), 'devices').stdout) as { devices: Record<string, unknown>[] };
+    const ts = await runCli(t, ['devices', '--json', '--fabric', join(dir, 'f'), '--topology', topology]);
+    assert.equal(ts.exit.code, 0, ts.stderr);
+    const pick = (d: Record<string, unknown>) => {
+      const caps = (d.caps as { comch?: Record<string, unknown> } | undefined)?.comch ?? (d.comch as Record<string, unknown>);
+      const reps = (d.representors as Record<string, unknown>[]).map(({ pci, funcType, iface, vuid, emulated }) => ({ pci, funcType, iface, vuid, emulated }));
+      const { maxNameLen, maxMsgSize, maxRecvQueueSize, maxClients, maxSendTasks } = caps;
+      return { pci: d.pci, side: d.side, ibdev: d.ibdev, iface: d.iface, mac: d.mac, vhcaId: d.vhcaId, reps, comch: { maxNameLen, maxMsgSize, maxRecvQueueSize, maxClients, maxSendTasks } };
+    };
+    assert.deepEqual(c.devices.map(pick), (JSON.parse(ts.stdout) as { devices: Record<string, unknown>[] }).devices.map(pick));
+    // The right DPU takes one client: a second is refused, and says why.
+    const server = startProgram(t, peer, ['server', 'name=one', 'dev=04:00.0', 'rep=c1:00.0'], dir, { SOFTDPU_TOPOLOGY: topology });
+    await server.waitFor(/^started DOCA_SUCCESS$/);
+    const first = startProgram(t, peer, ['client', 'name=one', 'dev=c1:00.0'], dir, { SOFTDPU_TOPOLOGY: topology });
+    await server.waitFor(/^connect 1 1$/);
+    const second = startProgram(t, peer, ['client', 'name=one', 'dev=c1:00.0'], dir, { SOFTDPU_TOPOLOGY: topology });
+    await second.waitFor(/^state STOPPING->IDLE$/);
+    assert.match(second.stderr.join(''), /refused the connection \(DOCA_ERROR_CONNECTION_ABORTED\): the server already has its maximum of 1 clients/);
+    await first.waitFor(/^state STARTING->RUNNING$/);
+    const bad = join(dir, 'bad.json');
+    writeFileSync(bad, JSON.stringify({ dpus: [{ arm: [{ pci: '03:00' }] }] }));
+    const refused = assertRan(await runProgram(t, peer, ['server'], dir, { SOFTDPU_FABRIC: join(dir, 'g'), SOFTDPU_TOPOLOGY: bad }), 'bad topology', 1);
+    assert.equal(refused.stdout.trim(), 'error setup DOCA_ERROR_BAD_CONFIG');
+    assert.match(refused.stderr, /\$\.dpus\[0\]\.arm\[0\]\.pci: "03:00" is not a PCI address/);
+    const proc = assertRan(await runProgram(t, peer, ['server'], dir, { SOFTDPU_FABRIC: '/proc/self/sdpu' }), 'procfs', 1);
+    assert.equal(proc.stdout.trim(), 'error setup DOCA_ERROR_NOT_SUPPORTED');
+    mkdirSync(join(dir, 'open'), { mode: 0o755 });
+    chmodSync(join(dir, 'open'), 0o755);
+    const open = assertRan(await runProgram(t, peer, ['server'], dir, { SOFTDPU_FABRIC: join(dir, 'open') }), 'mode 0755', 1);
+    assert.equal(open.stdout.trim(), 'error setup DOCA_ERROR_NOT_PERMITTED');
+    assert.match(open.stderr, /has mode 0755; it must be private \(0700\)/);
+  });
+
+  await t.test('doca_comch_server_disconnect answers AGAIN while the client\'s queue is full; the client then ends NOT_CONNECTED', async (t) => {
+    const dir = tempFabricDir(t);
+    const server = startProgram(t, peer, ['server', 'name=bye'], dir);
+    await server.waitFor(/^started DOCA_SUCCESS$/);
+    const client = startProgram(t, peer, ['client', 'name=bye', 'recvq=4', 'quiet'], dir, DEBUG);
+    await server.waitFor(/^connect 1 1$/);
+    client.send('pause');
+    await client.waitFor(/^paused$/);
+    server.send('burst 1 4 z');
+    await waitCount(server, /^sent \d+$/, 4);
+    server.send('disconnect 1');
+    assert.equal((await server.waitFor(/^disconnect-result (.*)$/))[1], 'DOCA_ERROR_AGAIN');
+    client.send('resume');
+    await client.waitFor(/^resumed$/);
+    const deadline = Date.now() + 20_000;
+    while (!server.lines.includes('disconnect-result DOCA_SUCCESS')) {
+      assert.ok(Date.now() < deadline, 'the disconnect was queued once the client read');
+      server.send('disconnect 1');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await client.waitFor(/^state STOPPING->IDLE$/);
+    assert.match(client.stderr.join(''), /a connection to pid \d+ ended \(DOCA_ERROR_NOT_CONNECTED\)/);
+    await server.waitFor(/^disconnect 1 1$/);
+  });
 
   await t.test('the C samples: both texts arrive, both exit 0, nothing is left in the fabric', async (t) => {
     const dir = tempFabricDir(t);
@@ -110,7 +187,7 @@ test('the comch control path between C and TypeScript, both ways and C with C', 
     await server.waitFor(/^started DOCA_SUCCESS$/);
     const clients = Array.from({ length: 64 }, (_, i) => startProgram(t, peer, ['client', 'name=many', `hello=c${i}`], dir));
     await Promise.all(clients.map((c, i) => c.waitFor(new RegExp(`^recv 0 ${`echo:c${i}`.length} echo:c${i}$`), 60_000)));
-    assert.equal(linesOf(server, /^connect /).length, 64);
+    await waitCount(server, /^connect /, 64);
     for (const c of clients) c.send('exit');
     await Promise.all(clients.map((c) => assertExit(c, 0, [server])));
     await waitCount(server, /^disconnect /, 64, 30_000);
