@@ -1,6 +1,7 @@
 /**
  * softdpu's C library trusts nothing a peer writes and loses nothing when a peer dies, under
  * AddressSanitizer and UBSan (the library and the C peer, test/fixtures/capi/comch-peer, built with them):
+ * DOCA's contract for devices, engines, contexts and tasks, call by call (test/fixtures/capi/lifecycle.c);
  * a C pair runs clean, leaks included; bad handshake frames to a C server and bad answers to a C client
  * are refused with DOCA's errors; corrupt ring indices, lengths, types and control records (positions near
  * 2^32) end that one connection with CONNECTION_ABORTED while another is served on; and a peer killed with
@@ -9,16 +10,16 @@
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import { connect, createServer, type Socket } from 'node:net';
+import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { SERVER_KIND, serverKey } from '../src/comch/server.js';
-import { encodeHello, encodeReady, encodeReject, encodeWelcome, FrameReader, FrameType, WIRE_MAGIC } from '../src/comch/wire.js';
+import { encodeHello, encodeReady, encodeReject, encodeWelcome, WIRE_MAGIC } from '../src/comch/wire.js';
 import { DocaErrorCode } from '../src/core/error.js';
 import { processIdentity, self } from '../src/fabric/liveness.js';
 import { Segment } from '../src/fabric/segment.js';
 import { assertExit, type Child, runCli, spawnChild } from './helpers/child.js';
-import { buildPeer, startProgram, writeSdk } from './helpers/capi.js';
+import { assertRan, buildPeer, capiFixtures, ccBuild, knock, runProgram, startProgram, writeSdk } from './helpers/capi.js';
 import { startClient, startServer, waitCount } from './helpers/comch.js';
 import { tempFabricDir } from './helpers/fabric.js';
 
@@ -68,24 +69,19 @@ async function sweptOf(t: TestContext, dir: string, dead: number[]): Promise<voi
   assert.deepEqual(left, [], 'nothing of the killed processes is left after a sweep');
 }
 
-function knock(path: string, bytes: Buffer, end = false): Promise<number | 'closed'> {
-  return new Promise((resolve) => {
-    const socket = connect(path);
-    const reader = new FrameReader();
-    socket.on('connect', () => (end ? socket.end(bytes) : socket.write(bytes)));
-    socket.on('data', (chunk) => {
-      const [frame] = reader.push(chunk);
-      if (frame?.type === FrameType.REJECT) resolve(frame.reject.code);
-    });
-    socket.on('error', () => {});
-    socket.on('close', () => resolve('closed'));
-  });
-}
-
 test('the C library under AddressSanitizer: hostile peers and killed peers', { timeout: 300_000 }, async (t) => {
   const tree = await writeSdk(t, { cflags: SANITIZE });
   const peer = await buildPeer(t, tree, 'comch-peer-asan', SANITIZE.split(' '));
   const start = (t: TestContext, args: string[], dir: string, env: Record<string, string> = {}) => startProgram(t, peer, args, dir, { ...ASAN, ...env });
+
+  await t.test('DOCA\'s contract call by call: sides, names, mandatory configuration, start codes, IN_USE, pools, stop flushes', async (t) => {
+    const lifecycle = await ccBuild(t, tree, 'host', join(capiFixtures, 'lifecycle.c'), 'lifecycle', SANITIZE.split(' '));
+    const dir = tempFabricDir(t);
+    const r = assertRan(await runProgram(t, lifecycle, [], dir, { ...ASAN, SOFTDPU_FABRIC: dir }), 'lifecycle');
+    assert.deepEqual(r.stdout.split('\n').filter((l) => l.startsWith('FAIL')), []);
+    assert.match(r.stdout, /^lifecycle: 0 failure\(s\)$/m);
+    assert.doesNotMatch(r.stderr, /Sanitizer|runtime error/, r.stderr);
+  });
 
   await t.test('a C server and a C client run clean, leaks included', async (t) => {
     const dir = tempFabricDir(t);

@@ -7,14 +7,13 @@
  */
 import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { encodeHello, FrameReader, FrameType } from '../src/comch/wire.js';
+import { encodeHello } from '../src/comch/wire.js';
 import { DocaErrorCode } from '../src/core/error.js';
 import { self } from '../src/fabric/liveness.js';
 import { assertExit, type Child, runCli, sample } from './helpers/child.js';
-import { assertRan, buildPeer, buildSamples, capiFixtures, ccBuild, runProgram, startProgram, writeSdk } from './helpers/capi.js';
+import { assertRan, buildPeer, buildSamples, capiFixtures, ccBuild, knock, runProgram, startProgram, writeSdk } from './helpers/capi.js';
 import { linesOf, startClient, startServer, waitCount } from './helpers/comch.js';
 import { tempFabricDir } from './helpers/fabric.js';
 
@@ -39,21 +38,6 @@ const output = (child: Child) => `${child.lines.join('\n')}\n${child.stderr.join
 
 /** The fabric's entries (what a sweep would consider), without the epitaphs TypeScript threads leave on purpose. */
 const entries = (dir: string) => readdirSync(dir).filter((name) => !name.endsWith('.exited'));
-
-/** Sends `bytes` to a server socket; the REJECT code it answers with, or 'closed'. */
-function knock(path: string, bytes: Buffer): Promise<number | 'closed'> {
-  return new Promise((resolve) => {
-    const socket = connect(path);
-    const reader = new FrameReader();
-    socket.on('connect', () => socket.write(bytes));
-    socket.on('data', (chunk) => {
-      const [frame] = reader.push(chunk);
-      if (frame?.type === FrameType.REJECT) resolve(frame.reject.code);
-    });
-    socket.on('error', () => {});
-    socket.on('close', () => resolve('closed'));
-  });
-}
 
 test('the comch control path between C and TypeScript, both ways and C with C', { timeout: 240_000 }, async (t) => {
   const tree = await writeSdk(t);

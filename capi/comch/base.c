@@ -66,16 +66,20 @@ doca_error_t sdpu_comch_check_name(const struct doca_devinfo *info, const char *
 	return DOCA_SUCCESS;
 }
 
-doca_error_t sdpu_comch_start(struct sdpu_comch *c, const char *call)
+doca_error_t sdpu_comch_require(struct sdpu_comch *c, const char *call)
 {
 	const char *missing = c->ctx.confs[SDPU_TASK_SEND] == NULL ? "the send task configuration (_task_send_set_conf)"
 			      : c->recv_cb == NULL			? "the receive callback (_event_msg_recv_register)"
 									: NULL;
 
-	if (missing != NULL) {
-		sdpu_log_sdk(DOCA_LOG_LEVEL_ERROR, name_of(c), "%s: set %s before starting", call, missing);
-		return DOCA_ERROR_BAD_STATE;
-	}
+	if (missing == NULL)
+		return DOCA_SUCCESS;
+	sdpu_log_sdk(DOCA_LOG_LEVEL_ERROR, name_of(c), "%s: set %s before starting", call, missing);
+	return DOCA_ERROR_BAD_STATE;
+}
+
+doca_error_t sdpu_comch_start(struct sdpu_comch *c)
+{
 	if (!sdpu_source_reserve(&c->ctx, &c->mail_source, poll_mail))
 		return DOCA_ERROR_NO_MEMORY;
 	__atomic_store_n(&c->mail, 0, __ATOMIC_SEQ_CST);

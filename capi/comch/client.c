@@ -61,10 +61,12 @@ static doca_error_t client_start(struct doca_ctx *ctx, bool *running)
 {
 	struct doca_comch_client *c = client_of(ctx);
 	const struct doca_devinfo_rep *rep = sdpu_topology_rep_of(c->base.dev->fabric->topology, &c->base.dev->info->pci);
-	doca_error_t err = sdpu_io_start();
+	doca_error_t err = sdpu_comch_require(&c->base, "doca_ctx_start");
 
 	if (err == DOCA_SUCCESS)
-		err = sdpu_comch_start(&c->base, "doca_ctx_start");
+		err = sdpu_io_start();
+	if (err == DOCA_SUCCESS)
+		err = sdpu_comch_start(&c->base);
 	if (err != DOCA_SUCCESS)
 		return err;
 	sdpu_pci_format(&c->base.dev->info->pci, c->client_pci);

@@ -142,8 +142,10 @@ struct doca_comch_client {
 void sdpu_comch_init(struct sdpu_comch *c, bool server, struct doca_dev *dev, const uint8_t *name, size_t name_len);
 /* Checks a server name against the device's max_name_len (which counts the NUL). */
 doca_error_t sdpu_comch_check_name(const struct doca_devinfo *info, const char *name, const char *call);
-/* The mandatory configuration (send task, receive callback) and the mailbox source. */
-doca_error_t sdpu_comch_start(struct sdpu_comch *c, const char *call);
+/* BAD_STATE (logged) unless the mandatory configuration (send task, receive callback) is there. */
+doca_error_t sdpu_comch_require(struct sdpu_comch *c, const char *call);
+/* The mailbox source. */
+doca_error_t sdpu_comch_start(struct sdpu_comch *c);
 /* IDLE: the mailbox source goes. */
 void sdpu_comch_idle(struct sdpu_comch *c);
 /* The shared configuration calls, for the server's and the client's public ones. */

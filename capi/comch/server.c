@@ -84,8 +84,10 @@ static doca_error_t server_start(struct doca_ctx *ctx, bool *running)
 {
 	struct doca_comch_server *s = server_of(ctx);
 	char arm[13], client[13], key[23];
-	doca_error_t err;
+	doca_error_t err = sdpu_comch_require(&s->base, "doca_ctx_start");
 
+	if (err != DOCA_SUCCESS)
+		return err;
 	if (s->connect_cb == NULL) {
 		sdpu_log_sdk(DOCA_LOG_LEVEL_ERROR, SOURCE,
 			     "doca_ctx_start: set the connection callbacks (doca_comch_server_event_connection_status_changed_register) before starting");
@@ -107,7 +109,7 @@ static doca_error_t server_start(struct doca_ctx *ctx, bool *running)
 		return err;
 	err = sdpu_listen_service(s->base.dev->fabric, SDPU_SERVER_KIND, key, &s->listen_fd, s->path, sizeof(s->path));
 	if (err == DOCA_SUCCESS)
-		err = sdpu_comch_start(&s->base, "doca_ctx_start");
+		err = sdpu_comch_start(&s->base);
 	if (err != DOCA_SUCCESS) {
 		if (s->listen_fd >= 0) {
 			close(s->listen_fd);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* common.h: flags, devices and the loop of softdpu's comch control path samples. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -129,4 +130,33 @@ void progress_until(struct doca_pe *pe, const bool *finish)
 	while (!*finish)
 		if (doca_pe_progress(pe) == 0)
 			nanosleep(&nap, NULL);
+}
+
+int sample_main(int argc, char **argv, bool server, doca_error_t (*run)(const struct sample_config *cfg))
+{
+	struct sample_config cfg;
+	struct doca_log_backend *sdk_log;
+	doca_error_t result = doca_log_backend_create_standard();
+
+	if (result == DOCA_SUCCESS)
+		result = doca_log_backend_create_with_file_sdk(stderr, &sdk_log);
+	if (result == DOCA_SUCCESS)
+		result = doca_log_backend_set_sdk_level(sdk_log, DOCA_LOG_LEVEL_WARNING);
+	if (result != DOCA_SUCCESS)
+		return EXIT_FAILURE;
+	DOCA_LOG_INFO("Starting the sample");
+	result = sample_flags(argc, argv, &cfg, server);
+	if (result != DOCA_SUCCESS) {
+		DOCA_LOG_ERR("Failed to parse sample input: %s", doca_error_get_descr(result));
+		doca_argp_destroy();
+		return EXIT_FAILURE;
+	}
+	result = run(&cfg);
+	doca_argp_destroy();
+	if (result != DOCA_SUCCESS) {
+		DOCA_LOG_ERR("Sample finished with errors: %s", doca_error_get_descr(result));
+		return EXIT_FAILURE;
+	}
+	DOCA_LOG_INFO("Sample finished successfully");
+	return EXIT_SUCCESS;
 }

@@ -33,6 +33,12 @@ doca_error_t open_device(const char *pci, doca_error_t (*check)(const struct doc
 /* The representor of host function `pci` seen from `dev` (the DPU's Arm side), opened. */
 doca_error_t open_representor(struct doca_dev *dev, const char *pci, struct doca_dev_rep **rep);
 
+/*
+ * A sample's main: the log backends (standard, and the SDK's on stderr at WARNING), the flags, then
+ * `run`; EXIT_SUCCESS or EXIT_FAILURE, with DOCA's lines.
+ */
+int sample_main(int argc, char **argv, bool server, doca_error_t (*run)(const struct sample_config *cfg));
+
 /* Progresses until *finish, sleeping 10 us whenever a call finds nothing to do. */
 void progress_until(struct doca_pe *pe, const bool *finish);
 

@@ -5,10 +5,8 @@
  * (-t), then stops: locate the device and the representor, make the progress engine and the server,
  * register the send task and the receive and connection events, start, progress until done, tear down.
  */
-#include <stdlib.h>
 #include <string.h>
 
-#include <doca_argp.h>
 #include <doca_comch.h>
 #include <doca_ctx.h>
 #include <doca_log.h>
@@ -162,29 +160,5 @@ close:
 
 int main(int argc, char **argv)
 {
-	struct sample_config cfg;
-	struct doca_log_backend *sdk_log;
-	doca_error_t result = doca_log_backend_create_standard();
-
-	if (result == DOCA_SUCCESS)
-		result = doca_log_backend_create_with_file_sdk(stderr, &sdk_log);
-	if (result == DOCA_SUCCESS)
-		result = doca_log_backend_set_sdk_level(sdk_log, DOCA_LOG_LEVEL_WARNING);
-	if (result != DOCA_SUCCESS)
-		return EXIT_FAILURE;
-	DOCA_LOG_INFO("Starting the sample");
-	result = sample_flags(argc, argv, &cfg, true);
-	if (result != DOCA_SUCCESS) {
-		DOCA_LOG_ERR("Failed to parse sample input: %s", doca_error_get_descr(result));
-		doca_argp_destroy();
-		return EXIT_FAILURE;
-	}
-	result = run(&cfg);
-	doca_argp_destroy();
-	if (result != DOCA_SUCCESS) {
-		DOCA_LOG_ERR("Sample finished with errors: %s", doca_error_get_descr(result));
-		return EXIT_FAILURE;
-	}
-	DOCA_LOG_INFO("Sample finished successfully");
-	return EXIT_SUCCESS;
+	return sample_main(argc, argv, true, run);
 }
