@@ -19,7 +19,7 @@ import { DocaErrorCode } from '../src/core/error.js';
 import { processIdentity, self } from '../src/fabric/liveness.js';
 import { Segment } from '../src/fabric/segment.js';
 import { assertExit, type Child, runCli, spawnChild } from './helpers/child.js';
-import { assertRan, buildPeer, capiFixtures, ccBuild, knock, runProgram, startProgram, writeSdk } from './helpers/capi.js';
+import { assertRan, buildPeer, capiFixtures, ccBuild, knock, logged, runProgram, startProgram, writeSdk } from './helpers/capi.js';
 import { startClient, startServer, waitCount } from './helpers/comch.js';
 import { tempFabricDir } from './helpers/fabric.js';
 
@@ -29,15 +29,6 @@ const NEAR_WRAP = { SOFTDPU_START_POSITION: String(2 ** 32 - 2) };
 
 function assertClean(child: Child, what: string): void {
   assert.doesNotMatch(child.stderr.join(''), /Sanitizer|runtime error/, `${what}: ${child.stderr.join('').slice(-4000)}`);
-}
-
-/** Waits until the C peer's stderr (its SDK log) has a line matching `re`. */
-async function logged(child: Child, re: RegExp, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!re.test(child.stderr.join(''))) {
-    if (Date.now() > deadline) throw new Error(`pid ${child.pid} never logged ${re}; stderr: ${child.stderr.join('').slice(-2000)}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 /** What a live C process holds: descriptors, connection segments mapped, and peers' doorbells mapped. */

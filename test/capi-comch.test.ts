@@ -13,7 +13,7 @@ import { encodeHello } from '../src/comch/wire.js';
 import { DocaErrorCode } from '../src/core/error.js';
 import { self } from '../src/fabric/liveness.js';
 import { assertExit, type Child, runCli, sample } from './helpers/child.js';
-import { assertRan, buildPeer, buildSamples, capiFixtures, ccBuild, knock, runProgram, startProgram, writeSdk } from './helpers/capi.js';
+import { assertRan, buildPeer, buildSamples, capiFixtures, ccBuild, knock, logged, runProgram, startProgram, writeSdk } from './helpers/capi.js';
 import { linesOf, startClient, startServer, waitCount } from './helpers/comch.js';
 import { tempFabricDir } from './helpers/fabric.js';
 
@@ -67,7 +67,7 @@ test('the comch control path between C and TypeScript, both ways and C with C', 
     await server.waitFor(/^connect 1 1$/);
     const second = startProgram(t, peer, ['client', 'name=one', 'dev=c1:00.0'], dir, { SOFTDPU_TOPOLOGY: topology });
     await second.waitFor(/^state STOPPING->IDLE$/);
-    assert.match(second.stderr.join(''), /refused the connection \(DOCA_ERROR_CONNECTION_ABORTED\): the server already has its maximum of 1 clients/);
+    await logged(second, /refused the connection \(DOCA_ERROR_CONNECTION_ABORTED\): the server already has its maximum of 1 clients/);
     await first.waitFor(/^state STARTING->RUNNING$/);
     const bad = join(dir, 'bad.json');
     writeFileSync(bad, JSON.stringify({ dpus: [{ arm: [{ pci: '03:00' }] }] }));
@@ -104,7 +104,7 @@ test('the comch control path between C and TypeScript, both ways and C with C', 
       await new Promise((r) => setTimeout(r, 50));
     }
     await client.waitFor(/^state STOPPING->IDLE$/);
-    assert.match(client.stderr.join(''), /a connection to pid \d+ ended \(DOCA_ERROR_NOT_CONNECTED\)/);
+    await logged(client, /a connection to pid \d+ ended \(DOCA_ERROR_NOT_CONNECTED\)/);
     await server.waitFor(/^disconnect 1 1$/);
   });
 
