@@ -165,6 +165,20 @@ test('the comch control path between C and TypeScript, both ways and C with C', 
     await pf.waitFor(/^sent 1$/);
   });
 
+  await t.test('a server name is one lock across both implementations (fabric id, abstract socket): the second is ALREADY_EXIST', async (t) => {
+    const dir = tempFabricDir(t);
+    const ts = startServer(t, dir, { name: 'dup' });
+    await ts.waitFor(/^started DOCA_SUCCESS$/);
+    const c = startProgram(t, peer, ['server', 'name=dup'], dir);
+    await c.waitFor(/^started DOCA_ERROR_ALREADY_EXIST$/);
+    await logged(c, /a comch server named "dup" already runs on 0000:03:00\.0 for 0000:b1:00\.0/);
+    const dir2 = tempFabricDir(t);
+    const first = startProgram(t, peer, ['server', 'name=dup'], dir2);
+    await first.waitFor(/^started DOCA_SUCCESS$/);
+    const second = startServer(t, dir2, { name: 'dup' });
+    await second.waitFor(/^start-error DOCA_ERROR_ALREADY_EXIST /);
+  });
+
   await t.test('64 C clients on one TypeScript server: every one connects and gets its echo', async (t) => {
     const dir = tempFabricDir(t);
     const server = startServer(t, dir, { name: 'many', echo: true });

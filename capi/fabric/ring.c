@@ -34,7 +34,8 @@ void sdpu_ring_attach(struct sdpu_ring *ring, uint8_t *base, uint32_t slots, uin
 	ring->payload = payload;
 	ring->slot_bytes = slot_bytes(payload);
 	ring->position = (uint32_t)sdpu_load(producer ? ring->tail_word : ring->head_word);
-	ring->slot = ring->position % slots;
+	/* A ring of no slot (a control ring of a table that declares no entry) holds nothing: any record is corrupt. */
+	ring->slot = slots > 0 ? ring->position % slots : 0;
 	ring->seen = (uint32_t)sdpu_load(producer ? ring->head_word : ring->tail_word);
 }
 
@@ -53,6 +54,8 @@ bool sdpu_ring_has_room(struct sdpu_ring *ring)
 	n = used(ring->position, ring->seen);
 	if (n >= 0 && (uint32_t)n < ring->slots)
 		return true;
+	if (ring->slots == 0)
+		return false;
 	ring->seen = (uint32_t)sdpu_load(ring->head_word);
 	n = used(ring->position, ring->seen);
 	if (n < 0 || (uint32_t)n > ring->slots)
