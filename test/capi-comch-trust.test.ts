@@ -60,7 +60,7 @@ async function sweptOf(t: TestContext, dir: string, dead: number[]): Promise<voi
   assert.deepEqual(left, [], 'nothing of the killed processes is left after a sweep');
 }
 
-test('the C library under AddressSanitizer: hostile peers and killed peers', { timeout: 300_000 }, async (t) => {
+test('the C library under AddressSanitizer: hostile peers and killed peers', { timeout: 170_000 }, async (t) => {
   const tree = await writeSdk(t, { cflags: SANITIZE });
   const peer = await buildPeer(t, tree, 'comch-peer-asan', SANITIZE.split(' '));
   const start = (t: TestContext, args: string[], dir: string, env: Record<string, string> = {}) => startProgram(t, peer, args, dir, { ...ASAN, ...env });
