@@ -2,7 +2,8 @@
  * The comch control path of softdpu's C library against the TypeScript side and against itself, with
  * the scriptable C peer (test/fixtures/capi/comch-peer) on private fabrics: a topology file read as the
  * TypeScript side reads it, max clients and the fabric location checks, server_disconnect's AGAIN, a
- * client on a foreign function, one server name as one lock across both implementations, 64 C clients on
+ * client on a foreign function, one server name as one lock across both implementations, a TypeScript
+ * consumer registered by the C side, 64 C clients on
  * one TypeScript server, ring positions across 2^32 with a slot count that is not a power of two, busy
  * progress that makes no syscall when there is nothing to do, and a client that progresses once a second.
  */
@@ -13,7 +14,7 @@ import { test } from 'node:test';
 import { encodeHello } from '../src/comch/wire.js';
 import { DocaErrorCode } from '../src/core/error.js';
 import { self } from '../src/fabric/liveness.js';
-import { assertExit, runCli } from './helpers/child.js';
+import { assertExit, runCli, spawnChild } from './helpers/child.js';
 import { assertRan, buildPeer, capiFixtures, ccBuild, knock, logged, runProgram, startProgram, writeSdk } from './helpers/capi.js';
 import { linesOf, startClient, startServer, waitCount } from './helpers/comch.js';
 import { tempFabricDir } from './helpers/fabric.js';
@@ -136,6 +137,21 @@ test('the comch control path between C and TypeScript, with the scriptable C pee
     await first.waitFor(/^started DOCA_SUCCESS$/);
     const second = startServer(t, dir2, { name: 'dup' });
     await second.waitFor(/^start-error DOCA_ERROR_ALREADY_EXIST /);
+  });
+
+  await t.test('a TypeScript consumer on a C server\'s connection starts (the C side registers it), with its events on the C side', async (t) => {
+    const dir = tempFabricDir(t);
+    const server = startProgram(t, peer, ['server', 'name=fp'], dir);
+    await server.waitFor(/^started DOCA_SUCCESS$/);
+    const options = { side: 'client', name: 'fp', consumers: 1, producers: 0, peerConsumers: 0, peerProducers: 0, messages: 0, size: 64, postBufs: 1, mode: 'busy', workers: false };
+    const node = spawnChild(t, 'fastpath-node', [JSON.stringify(options)], { env: { SOFTDPU_FABRIC: dir } });
+    await node.waitFor(/^consumer-ready 1$/);
+    await server.waitFor(/^consumer 1$/);
+    await node.waitFor(/^done$/);
+    await server.waitFor(/^consumer-expired 1$/);
+    node.send('exit');
+    await node.waitFor(/^stopped IDLE$/);
+    await server.waitFor(/^disconnect 1 1$/);
   });
 
   await t.test('64 C clients on one TypeScript server: every one connects and gets its echo', async (t) => {

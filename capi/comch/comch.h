@@ -56,6 +56,9 @@ struct doca_comch_connection {
 	int eof, dead, expired;
 	struct sdpu_remote_bell *peer_bell;
 	uint32_t peer_bit;
+	/* Consumers the peer announced whose entry was still REQUESTED: registered once ANNOUNCED. */
+	uint32_t *unregistered;
+	uint32_t nunregistered;
 	uint64_t counters[5], snapshot[5];
 	struct doca_comch_connection *next;
 };

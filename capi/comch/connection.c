@@ -319,6 +319,7 @@ void sdpu_conn_free(struct doca_comch_connection *conn)
 	if (conn == NULL)
 		return;
 	sdpu_remote_bell_close(conn->peer_bell);
+	free(conn->unregistered);
 	free(conn->scratch);
 	free(conn);
 }

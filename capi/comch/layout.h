@@ -29,6 +29,7 @@
 #define SDPU_ENTRY_BELL 104
 /* Endpoint states read here (the fast path's others are the peer's business in this stage). */
 #define SDPU_ENDPOINT_FREE 0
+#define SDPU_ENDPOINT_REQUESTED 2
 #define SDPU_ENDPOINT_ANNOUNCED 3
 #define SDPU_ENDPOINT_REGISTERED 4
 #define SDPU_ENDPOINT_RESERVING 7

@@ -4,7 +4,9 @@
  * of work, copied out of the peer's ring into this connection's buffer (valid during the callback, as
  * DOCA says) before its slot is freed; a record of unknown type or a length or index out of range ends the
  * connection with CONNECTION_ABORTED. The peer's control records announce its consumers: this side
- * registers them (ANNOUNCED -> REGISTERED, ringing the consumer) and raises the consumer events.
+ * registers them (ANNOUNCED -> REGISTERED, ringing the consumer) and raises the consumer events. A
+ * record can be read before its sender moved the entry from REQUESTED to ANNOUNCED (the sender pushes
+ * first); such an entry is registered at a later look, once ANNOUNCED (the sender rings after its move).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,13 +57,48 @@ static void run_consumer_event(struct sdpu_work *work)
 	free(e);
 }
 
+/* Registers the consumer of entry `index` if it is ANNOUNCED; false while it is still REQUESTED. */
+static bool register_consumer(struct doca_comch_connection *conn, uint32_t index)
+{
+	uint8_t *entry = conn->segment->base + sdpu_entry_offset(index);
+	struct sdpu_bell_ref ref;
+
+	if (sdpu_cas(entry + SDPU_ENTRY_STATE, SDPU_ENDPOINT_ANNOUNCED, SDPU_ENDPOINT_REGISTERED)) {
+		if (sdpu_bell_ref_read(entry + SDPU_ENTRY_BELL, &ref) == 1)
+			sdpu_ring_once(&ref); /* its start completes now */
+		return true;
+	}
+	return sdpu_load(entry + SDPU_ENTRY_STATE) != SDPU_ENDPOINT_REQUESTED;
+}
+
+/* Entries announced early: registered now if their sender moved them on (or forgotten if they left). */
+static void register_late(struct doca_comch_connection *conn)
+{
+	uint32_t kept = 0;
+
+	for (uint32_t i = 0; i < conn->nunregistered; i++)
+		if (!register_consumer(conn, conn->unregistered[i]))
+			conn->unregistered[kept++] = conn->unregistered[i];
+	conn->nunregistered = kept;
+}
+
+static void register_later(struct doca_comch_connection *conn, uint32_t index)
+{
+	for (uint32_t i = 0; i < conn->nunregistered; i++)
+		if (conn->unregistered[i] == index)
+			return;
+	if (conn->unregistered == NULL)
+		conn->unregistered = calloc(conn->layout.entries, sizeof(*conn->unregistered));
+	if (conn->unregistered != NULL && conn->nunregistered < conn->layout.entries)
+		conn->unregistered[conn->nunregistered++] = index;
+}
+
 /* One control record naming entry `index` of the endpoint table. */
 static void control_record(struct doca_comch_connection *conn, uint16_t type, uint32_t index)
 {
 	struct sdpu_comch *owner = conn->owner;
 	struct consumer_event *e;
 	uint8_t *entry;
-	struct sdpu_bell_ref ref;
 
 	if (index >= conn->layout.entries)
 		goto ignored;
@@ -69,9 +106,8 @@ static void control_record(struct doca_comch_connection *conn, uint16_t type, ui
 	if (sdpu_get_u32(entry + SDPU_ENTRY_SIDE) == (conn->server_side ? 0u : 1u) ||
 	    sdpu_get_u32(entry + SDPU_ENTRY_KIND) != SDPU_KIND_CONSUMER)
 		goto ignored;
-	if (type == SDPU_CONTROL_CONSUMER_NEW && sdpu_cas(entry + SDPU_ENTRY_STATE, SDPU_ENDPOINT_ANNOUNCED, SDPU_ENDPOINT_REGISTERED) &&
-	    sdpu_bell_ref_read(entry + SDPU_ENTRY_BELL, &ref) == 1)
-		sdpu_ring_once(&ref); /* its start completes now */
+	if (type == SDPU_CONTROL_CONSUMER_NEW && !register_consumer(conn, index))
+		register_later(conn, index);
 	if ((type == SDPU_CONTROL_CONSUMER_NEW ? owner->consumer_new : owner->consumer_expired) == NULL)
 		return;
 	e = calloc(1, sizeof(*e));
@@ -95,6 +131,8 @@ static void look_at_control(struct doca_comch_connection *conn)
 	const uint8_t *data;
 	int r;
 
+	if (conn->nunregistered > 0)
+		register_late(conn);
 	for (int n = 0; n < CONTROL_BUDGET && conn->state != SDPU_CLOSING; n++) {
 		r = sdpu_ring_peek(&conn->control_in, &type, &len, &data);
 		if (r == 0)
