@@ -27,7 +27,7 @@
 #include <doca_argp.h>
 #include <doca_log.h>
 
-#include "argp/json.h"
+#include "core/json.h"
 #include "argp/state.h"
 #include "core/internal.h"
 

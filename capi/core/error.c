@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * doca_error.h: the codes' names and descriptions, the same table as src/core/error.ts.
+ * doca_error.h: the codes' names and descriptions, the same table as src/core/error.ts; and the code an
+ * errno becomes (its ERRNO_CODES).
  */
+#include <errno.h>
 #include <stddef.h>
 
 #include <doca_error.h>
+
+#include "core/internal.h"
 
 static const char *const NAMES[][2] = {
 	{"DOCA_SUCCESS", "Success"},
@@ -58,4 +62,33 @@ const char *doca_error_get_name(doca_error_t error)
 const char *doca_error_get_descr(doca_error_t error)
 {
 	return entry(error, 1);
+}
+
+doca_error_t sdpu_os_error(int errno_value)
+{
+	switch (errno_value) {
+	case EACCES:
+	case EPERM:
+	case EROFS:
+		return DOCA_ERROR_NOT_PERMITTED;
+	case ENOSPC:
+	case EDQUOT:
+	case EMFILE:
+	case ENFILE:
+		return DOCA_ERROR_FULL;
+	case EEXIST:
+	case EADDRINUSE:
+		return DOCA_ERROR_ALREADY_EXIST;
+	case ENOENT:
+	case ENOTDIR:
+		return DOCA_ERROR_NOT_FOUND;
+	case ENAMETOOLONG:
+		return DOCA_ERROR_INVALID_VALUE;
+	case ENOMEM:
+		return DOCA_ERROR_NO_MEMORY;
+	case EAGAIN:
+		return DOCA_ERROR_AGAIN;
+	default:
+		return DOCA_ERROR_OPERATING_SYSTEM;
+	}
 }

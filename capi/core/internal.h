@@ -26,6 +26,9 @@ extern const char sdpu_log_level_names[];
  */
 void sdpu_unsupported(atomic_flag *once, const char *source, const char *function, const char *answer);
 
+/* The DOCA error an errno stands for (src/core/error.ts ERRNO_CODES; OPERATING_SYSTEM for the rest). */
+doca_error_t sdpu_os_error(int errno_value);
+
 /* softdpu's version, given by the build (package.json's). */
 #ifndef SOFTDPU_VERSION
 #define SOFTDPU_VERSION "unknown"

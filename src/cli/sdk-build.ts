@@ -6,9 +6,10 @@
  * but a DT_NEEDED on it, so that a program linked with `-ldoca_comch` records and finds what it asked
  * for. No meson, make or network: the same build in a source checkout and in an installed package.
  */
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { basename, join } from 'node:path';
 import { packageRoot } from '../native/locate.js';
 import { type CFunction, declaredFunctions, definedFunctions, stubsSource } from './sdk-headers.js';
 
@@ -16,7 +17,7 @@ import { type CFunction, declaredFunctions, definedFunctions, stubsSource } from
 export const capiDir = join(packageRoot, 'capi');
 
 /** The folders of capi/ that hold the library's C files (include/ holds the public headers). */
-const SOURCE_DIRS = ['core', 'log', 'argp'];
+const SOURCE_DIRS = ['core', 'log', 'argp', 'fabric', 'comch'];
 
 /** The library every name resolves to, and the names that stand for it. */
 export const COMMON_LIBRARY = 'libdoca_common.so.2';
@@ -60,6 +61,29 @@ function run(cc: string, args: string[], what: string): string {
   return r.stdout;
 }
 
+/** `run`, without waiting: several compilations at once. */
+function runAsync(cc: string, args: string[], what: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cc, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (text: string) => (output += text));
+    child.stderr.setEncoding('utf8').on('data', (text: string) => (output += text));
+    child.on('error', (err: NodeJS.ErrnoException) => reject(new BuildError(`cannot run the C compiler ${JSON.stringify(cc)} (${err.code ?? err.message}); give another with --cc or $CC`)));
+    child.on('close', (code, signal) => (code === 0 ? resolve() : reject(new BuildError(`${what} failed (${cc} exited with ${code ?? signal})`, output))));
+  });
+}
+
+/** Compiles every source into an object of `dir`, as many at once as there are processors. */
+async function compileAll(cc: string, flags: string[], sources: string[], dir: string): Promise<string[]> {
+  const objects = sources.map((source, i) => join(dir, `${i}-${basename(source)}.o`));
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    for (let i = next++; i < sources.length; i = next++) await runAsync(cc, [...flags, '-c', sources[i]!, '-o', objects[i]!], `compiling ${sources[i]}`);
+  };
+  await Promise.all(Array.from({ length: Math.min(availableParallelism(), sources.length) }, worker));
+  return objects;
+}
+
 /** Every public header (capi/include/*.h) and what it declares, in file order. */
 export function headerFunctions(): CFunction[] {
   const include = join(capiDir, 'include');
@@ -98,8 +122,8 @@ ${arm ? '#define DOCA_ARCH_ARM\n#undef DOCA_ARCH_X86' : '#define DOCA_ARCH_X86\n
 `;
 }
 
-/** Compiles the libraries into `options.dir`/lib. Throws BuildError. */
-export function buildLibrary(options: BuildOptions): Built {
+/** Compiles the libraries into `options.dir`/lib (the sources in parallel). Rejects with BuildError. */
+export async function buildLibrary(options: BuildOptions): Promise<Built> {
   const { cc, dir } = options;
   const triplet = run(cc, ['-dumpmachine'], `${cc} -dumpmachine`).trim();
   const functions = headerFunctions();
@@ -117,15 +141,18 @@ export function buildLibrary(options: BuildOptions): Built {
   const stubs = join(dir, 'stubs.c');
   writeFileSync(stubs, stubsSource(functions, new Set(real)));
 
-  run(cc, [
-    '-std=gnu11', '-O2', '-g', '-fPIC', '-shared', '-pthread', '-fvisibility=hidden', '-Wall', '-Wextra',
+  const compile = [
+    '-std=gnu11', '-O2', '-g', '-fPIC', '-pthread', '-fvisibility=hidden', '-Wall', '-Wextra',
     '-DDOCA_ALLOW_EXPERIMENTAL_API', '-DDOCA_ALLOW_DEPRECATED_API', `-DSOFTDPU_VERSION="${options.version.replace(/[^\w.+-]/g, '')}"`,
     `-I${include}`, `-I${join(capiDir, 'include')}`, `-I${capiDir}`,
     ...options.cflags,
-    ...sources, stubs,
+  ];
+  const objects = await compileAll(cc, compile, [...sources, stubs], mkdtempSync(join(dir, 'obj-')));
+  run(cc, [
+    '-shared', '-pthread', ...options.cflags, ...objects, '-lm',
     `-Wl,-soname,${COMMON_LIBRARY}`, `-Wl,--version-script=${join(capiDir, 'libdoca.map')}`, '-Wl,-z,defs',
     '-o', join(lib, COMMON_LIBRARY),
-  ], 'compiling the C library');
+  ], 'linking the C library');
   symlinkSync(COMMON_LIBRARY, join(lib, 'libdoca_common.so'));
   for (const name of THIN_LIBRARIES) {
     // An empty library whose only content is its soname and a DT_NEEDED on the real one, found beside it.

@@ -94,8 +94,8 @@ function writeTree(root: string, side: 'host' | 'dpu', built: { lib: string; tri
   return pkgconfig;
 }
 
-/** The command; returns its exit code. */
-export function sdk(options: SdkOptions): number {
+/** The command; resolves with its exit code. */
+export async function sdk(options: SdkOptions): Promise<number> {
   if (options.prefix === undefined || options.prefix === '') throw new UsageError('sdk', 'missing --prefix DIR (where to write the install trees)');
   const prefix = resolve(options.prefix);
   if (!existsSync(join(capiDir, 'include', 'doca_version.h'))) {
@@ -106,7 +106,7 @@ export function sdk(options: SdkOptions): number {
   const docaVer = docaVersion();
   const dir = mkdtempSync(join(tmpdir(), 'softdpu-sdk-'));
   try {
-    const built = buildLibrary({ cc: options.cc ?? process.env.CC ?? 'cc', cflags: options.cflags?.split(/\s+/).filter(Boolean) ?? [], version, dir });
+    const built = await buildLibrary({ cc: options.cc ?? process.env.CC ?? 'cc', cflags: options.cflags?.split(/\s+/).filter(Boolean) ?? [], version, dir });
     const paths = SIDES.map(({ side }) => writeTree(join(prefix, side), side, built, version, docaVer));
     const stubs = built.functions.length - built.real.length;
     process.stdout.write(

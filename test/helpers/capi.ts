@@ -6,11 +6,13 @@
  * through the runpath the tree gives it.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { cliPath, type Ran, runCommand } from './child.js';
+import { Child, cliPath, type Ran, runCommand } from './child.js';
+import { FrameReader, FrameType } from '../../src/comch/wire.js';
 import { tempFabricDir } from './fabric.js';
 
 export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
@@ -93,4 +95,56 @@ export async function ccBuild(t: TestContext, tree: SdkTree, side: Side, source:
 /** Runs a built program (no LD_LIBRARY_PATH) and returns how it ran. */
 export function runProgram(t: TestContext, path: string, args: string[], cwd: string, env: Record<string, string> = {}): Promise<Ran> {
   return runCommand(t, path, args, cwd, cleanEnv(env), 30_000);
+}
+
+/** The scriptable C comch peer (test/fixtures/capi/comch-peer/peer.c), built against one side's tree. */
+export function buildPeer(t: TestContext, tree: SdkTree, name = 'comch-peer', flags: string[] = []): Promise<string> {
+  return ccBuild(t, tree, 'host', join(capiFixtures, 'comch-peer', 'peer.c'), name, flags);
+}
+
+/** The control path samples (capi/samples/comch_ctrl_path), built with meson against one side. */
+export async function buildSamples(t: TestContext, tree: SdkTree, side: Side): Promise<{ server: string; client: string }> {
+  const build = await mesonBuild(t, tree, side, join(repoRoot, 'capi', 'samples', 'comch_ctrl_path'), `samples-${side}`);
+  return { server: join(build, 'doca_comch_ctrl_path_server'), client: join(build, 'doca_comch_ctrl_path_client') };
+}
+
+/**
+ * Starts a built C program on the fabric in `fabric` (no LD_LIBRARY_PATH), its stdout read line by line
+ * and its stdin open for commands (helpers/child.ts); killed when the test ends.
+ */
+export function startProgram(t: TestContext, path: string, args: string[], fabric: string, env: Record<string, string> = {}): Child {
+  const proc = spawn(path, args, { env: cleanEnv({ SOFTDPU_FABRIC: fabric, ...env }), stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = new Child(proc);
+  t.after(async () => {
+    child.kill();
+    await child.exited;
+  });
+  return child;
+}
+
+/**
+ * Sends `bytes` to a comch server's socket (`end`: then half-closes); the REJECT code it answers with,
+ * or 'closed' when it drops the connection without one.
+ */
+export function knock(path: string, bytes: Buffer, end = false): Promise<number | 'closed'> {
+  return new Promise((resolve) => {
+    const socket = connect(path);
+    const reader = new FrameReader();
+    socket.on('connect', () => (end ? socket.end(bytes) : socket.write(bytes)));
+    socket.on('data', (chunk) => {
+      const [frame] = reader.push(chunk);
+      if (frame?.type === FrameType.REJECT) resolve(frame.reject.code);
+    });
+    socket.on('error', () => {});
+    socket.on('close', () => resolve('closed'));
+  });
+}
+
+/** Waits until `child`'s stderr (a C program's SDK log) has a line matching `re`. */
+export async function logged(child: Child, re: RegExp, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!re.test(child.stderr.join(''))) {
+    if (Date.now() > deadline) throw new Error(`pid ${child.pid} never logged ${re}; stderr: ${child.stderr.join('').slice(-2000)}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }

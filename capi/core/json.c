@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* argp/json.h: a recursive-descent JSON reader with comments, bounded in depth and checked everywhere. */
+/* core/json.h: a recursive-descent JSON reader with comments, bounded in depth and checked everywhere. */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "argp/json.h"
+#include "core/json.h"
 
 #define MAX_DEPTH 32
 

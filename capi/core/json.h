@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * A small JSON reader for doca_argp's flags files (-j/--json). DOCA's own files carry C comments (a
- * licence block, a line naming each flag), so // and block comments are skipped like whitespace.
- * Nesting is bounded and every error names its line.
+ * A small JSON reader for doca_argp's flags files (-j/--json) and topology files ($SOFTDPU_TOPOLOGY).
+ * DOCA's own flags files carry C comments (a licence block, a line naming each flag), so // and block
+ * comments are skipped like whitespace. Nesting is bounded and every error names its line.
  */
 #ifndef SOFTDPU_CAPI_JSON_H_
 #define SOFTDPU_CAPI_JSON_H_
