@@ -48,6 +48,9 @@ const RECV_BUDGET = 32;
 
 type State = 'connected' | 'disconnecting' | 'closing' | 'closed';
 
+/** How long a side that left (or disconnected a client) waits for the peer to close its socket. */
+export const LINGER_MS = 2000;
+
 let lastId = 0;
 
 /**
@@ -100,6 +103,8 @@ export class ComchConnection implements WakeSource {
   private readonly announced = new Set<number>();
   private readonly ownerWatches = new Map<number, { key: string; unwatch: () => void }>();
   private readonly record = new Uint8Array(CONTROL_PAYLOAD);
+  /** Ends a connection this side left once the peer had LINGER_MS to close its end. */
+  private lingerTimer: NodeJS.Timeout | undefined;
   private readonly recordView = new DataView(this.record.buffer);
   private readonly segmentView: DataView;
   /** @internal Producers and consumers made from this object in this thread (the teardown helper stops them). */
@@ -286,7 +291,11 @@ export class ComchConnection implements WakeSource {
     this.ringPeer();
   }
 
-  /** @internal this side leaves (client stop, server stop): tell the peer, drop held-back sends. */
+  /**
+   * @internal this side leaves (client stop, server stop): tell the peer, drop held-back sends. It is
+   * done when the peer closes its socket, or after LINGER_MS at the most (a peer that is blocked or
+   * stopped progressing would otherwise hold this side's stop for ever): the same for both sides.
+   */
   _leave(reason: DocaError): void {
     if (this.state === 'closed') return;
     if (this.state === 'closing') {
@@ -300,6 +309,8 @@ export class ComchConnection implements WakeSource {
     this.closeReason = reason;
     this.state = 'closing';
     this.socket.end();
+    this.lingerTimer = setTimeout(() => this._abort(), LINGER_MS);
+    this.lingerTimer.unref();
   }
 
   /** @internal its introspection record (endpoints made from it hang below it). */
@@ -415,18 +426,30 @@ export class ComchConnection implements WakeSource {
         if (table.casState(i, CONSUMER.EXPIRING, CONSUMER.EXPIRED)) table.ringEndpoint(i); // it never reached the peer
         continue;
       }
+      // A new consumer is ANNOUNCED before its record is pushed: a peer that reads the record at once
+      // moves it on to REGISTERED, which it could not do from REQUESTED. A consumer stopping meanwhile
+      // (REQUESTED -> EXPIRING in its thread) is looked at again in the next pass.
+      if (announce && !table.casState(i, CONSUMER.REQUESTED, CONSUMER.ANNOUNCED)) {
+        this.lastRequest = -1;
+        continue;
+      }
       this.recordView.setUint32(0, i, true);
       if (!this.controlOut.push(announce ? CONTROL.CONSUMER_NEW : CONTROL.CONSUMER_EXPIRED, this.record)) {
         if (this.controlOut.corrupt) this.corrupted('its control queue index');
-        this.lastRequest = -1; // the peer's control queue is full: look again next time
+        // The peer's control queue is full: look again next time (a new consumer, unheard of, goes back
+        // to REQUESTED; if it began to stop meanwhile, it expires unannounced in the next pass).
+        if (announce) table.casState(i, CONSUMER.ANNOUNCED, CONSUMER.REQUESTED);
+        this.lastRequest = -1;
         break;
       }
-      // A consumer stopping meanwhile (REQUESTED -> EXPIRING in its thread) keeps EXPIRING: the peer
-      // heard of it, so its expiry is announced in the next pass.
-      if (announce) this.announced.add(i);
-      else this.announced.delete(i);
-      if (!table.casState(i, state, announce ? CONSUMER.ANNOUNCED : CONSUMER.EXPIRED)) this.lastRequest = -1;
-      else if (!announce) table.ringEndpoint(i); // its stop may finish now
+      if (announce) {
+        this.announced.add(i);
+      } else {
+        this.announced.delete(i);
+        // The peer heard of its expiry: its stop may finish now.
+        if (!table.casState(i, CONSUMER.EXPIRING, CONSUMER.EXPIRED)) this.lastRequest = -1;
+        else table.ringEndpoint(i);
+      }
       n++;
     }
     if (n > 0) this.ringPeer();
@@ -503,6 +526,7 @@ export class ComchConnection implements WakeSource {
     for (const w of this.ownerWatches.values()) w.unwatch();
     this.ownerWatches.clear();
     this.state = 'closed';
+    clearTimeout(this.lingerTimer);
     this.stat.release();
     const reason = this.closeReason ?? new DocaError('NOT_CONNECTED', 'comch connection', `connection ${this.id} ended`);
     this.socket.destroy();

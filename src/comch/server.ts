@@ -17,7 +17,7 @@ import { self } from '../fabric/liveness.js';
 import { Counter, StatEvent, StatKind, statRecord } from '../fabric/stats.js';
 import { comchConsumerCapGetMaxConsumers, comchProducerCapGetMaxProducers, comchCapGetMaxClients, comchCapGetMaxMsgSize, comchCapGetMaxNameLen, comchCapGetMaxRecvQueueSize, comchCapServerIsSupported } from './caps.js';
 import { ComchCtx, type ComchEvent } from './comch-ctx.js';
-import { ComchConnection } from './connection.js';
+import { ComchConnection, LINGER_MS } from './connection.js';
 import type { ComchSendTask } from './send-task.js';
 import { connLayout, createConnSegment } from './layout.js';
 import { encodeReject, encodeWelcome, FrameReader, FrameType, type Hello, WireError } from './wire.js';
@@ -30,7 +30,6 @@ export type ComchConnectionStatusCb = (event: ComchEvent, connection: ComchConne
 /** A client gets this long to finish its handshake. */
 const HANDSHAKE_TIMEOUT_MS = 5000;
 /** After a disconnect or a stop, a client gets this long to close its end before it is cut off. */
-const LINGER_MS = 2000;
 export const SERVER_KIND = 'comch-srv';
 
 /** The name a client of function `clientPci` reaching through Arm device `armPci` looks for. */
@@ -91,7 +90,6 @@ export class ComchServer extends ComchCtx {
   private readonly handshakes = new Set<Socket>();
   private connectCb: ComchConnectionStatusCb | undefined;
   private disconnectCb: ComchConnectionStatusCb | undefined;
-  private lingerTimer: NodeJS.Timeout | undefined;
   private readonly nameBytes: Uint8Array;
 
   private constructor(
@@ -207,20 +205,11 @@ export class ComchServer extends ComchCtx {
     for (const socket of this.handshakes) socket.destroy();
     this.handshakes.clear();
     const reason = new DocaError('SHUTDOWN', 'doca_ctx_stop', `server ${JSON.stringify(this.serverName)} stopped`);
-    for (const conn of this.conns) conn._leave(reason);
-    if (this.conns.length > 0) {
-      this.lingerTimer = setTimeout(() => this.conns.forEach((c) => c._abort()), LINGER_MS);
-      this.lingerTimer.unref();
-    }
+    for (const conn of this.conns) conn._leave(reason); // each lingers LINGER_MS at most
   }
 
   protected override _stopComplete(): boolean {
     return this.conns.length === 0;
-  }
-
-  protected override _onIdle(): void {
-    clearTimeout(this.lingerTimer);
-    super._onIdle();
   }
 
   /** Queues a connection status event, unless a fault plan loses or delays it (docs/faults.md). */
