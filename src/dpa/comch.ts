@@ -20,6 +20,7 @@ import { DocaError, describeValue } from '../core/error.js';
 import { encodeDescriptor } from '../fabric/segment.js';
 import { startPosition } from '../fabric/positions.js';
 import { DpaCompletion, ThreadAttached } from './completion.js';
+import { withdrawPosted } from './consumer-queue.js';
 import { Dpa } from './dpa.js';
 import { BIT_CONSUMER, ObjKind } from './layout.js';
 import { DpaObject } from './object.js';
@@ -361,6 +362,7 @@ export class ComchDpaConsumer extends DpaEndpoint {
     o.store(this.index, CONSUMER.HEAD, start);
     o.store(this.index, CONSUMER.RELEASED, start);
     encodeDescriptor(queue.segment.descriptor, v, o.at(this.index, CONSUMER.QUEUE));
+    encodeDescriptor(this.registry.segment.descriptor, v, o.at(this.index, CONSUMER.MSGQ));
     o.setState(this.index, ObjState.STARTED);
     this.queue = queue;
     this.registry.publishBell(this.entry, this.dpa._euBell(r, cc.index % r.layout.dims.eus, BIT_CONSUMER + this.index, call));
@@ -375,12 +377,19 @@ export class ComchDpaConsumer extends DpaEndpoint {
     this.alive(call);
     if (!this.isStarted) throw new DocaError('BAD_STATE', call, `${this.name} is already IDLE`);
     this.registry.setState(this.entry, ENTRY_STATE.CREATED);
-    this.queue!.withdraw();
+    withdrawPosted(this.queue!.segment.i32);
     this.completion?._remove(this);
     this.dpaRun.objects.setState(this.index, ObjState.CREATED);
     this.queue!.segment.close();
     this.queue = undefined;
     return 'DOCA_SUCCESS';
+  }
+
+  /** @internal the DPA failed: CPU producers find no consumer (NOT_CONNECTED) rather than a queue nobody reads. */
+  override _dpaFailed(): void {
+    if (!this.queue) return;
+    this.registry.setState(this.entry, ENTRY_STATE.EXPIRED);
+    withdrawPosted(this.queue.segment.i32);
   }
 
   /** `doca_comch_consumer_destroy`: IDLE first; detaches it from its completion context. */

@@ -10,11 +10,8 @@ import { startPosition } from '../fabric/positions.js';
 import type { Dpa } from './dpa.js';
 import { ObjKind } from './layout.js';
 import { DpaObject } from './object.js';
-import { ASYNC_OPS, ATTACHED, COMPLETION, CQE_SIZE, ObjState, WAIT_SIZE } from './objects.js';
+import { ASYNC_OPS, ATTACHED, COMPLETION, CQE_SIZE, MAX_QUEUE, ObjState, WAIT_SIZE } from './objects.js';
 import type { DpaThread } from './thread.js';
-
-/** Largest queue of a completion or async ops (elements). */
-const MAX_QUEUE = 1 << 16;
 
 const pow2 = (n: number) => 2 ** Math.ceil(Math.log2(n));
 

@@ -13,7 +13,8 @@
  */
 import { DocaError } from '../core/error.js';
 import { active as faultsActive, faultEvent } from '../fabric/faults.js';
-import { ATTACHED, COMPLETION, CQE_SIZE } from './objects.js';
+import { KIND_NAMES, OBJ, ObjKind } from './layout.js';
+import { ATTACHED, COMPLETION, CQE_SIZE, MAX_QUEUE } from './objects.js';
 import type { DpaView } from './view.js';
 
 /** `doca_dpa_dev_completion_type_t`. */
@@ -44,7 +45,7 @@ export function setActivationTimer(fn: (deliver: () => void, ms: number) => void
  */
 export function activateAttached(dpa: DpaView, index: number): void {
   const thread = dpa.load(index, ATTACHED.THREAD) - 1;
-  if (thread < 0 || !dpa.live(thread, dpa.load(index, ATTACHED.THREAD_GEN))) return;
+  if (thread < 0 || !dpa.live(thread, dpa.load(index, ATTACHED.THREAD_GEN)) || dpa.u32(thread, OBJ.KIND) !== ObjKind.THREAD) return;
   if (!faultsActive) return dpa.sched.activateThread(thread);
   faultEvent('doca_dpa', 'dpa_activation', dpa, () => dpa.sched.activateThread(thread), later);
 }
@@ -61,13 +62,10 @@ export function requestNotification(dpa: DpaView, index: number, pending: () => 
  * wrote them; a value that cannot be right ends the call with a DOCA error, not a stray access).
  */
 function ring(dpa: DpaView, cq: number, call: string): { size: number; base: number } {
+  if (dpa.u32(cq, OBJ.KIND) !== ObjKind.COMPLETION) throw new DocaError('UNEXPECTED', call, `object ${cq}, named as a DPA completion, is a ${KIND_NAMES[dpa.u32(cq, OBJ.KIND)] ?? 'thing of no kind'}`);
   const size = dpa.u32(cq, COMPLETION.SIZE);
-  const base = dpa.u32(cq, COMPLETION.RING);
-  const arena = dpa.layout.arena;
-  if (size < 1 || (size & (size - 1)) !== 0 || base < arena || base + size * CQE_SIZE > arena + dpa.layout.dims.arena || base % CQE_SIZE !== 0) {
-    throw new DocaError('UNEXPECTED', call, `the completion queue's entry says ${size} elements at byte ${base}, outside the DPA's arena`);
-  }
-  return { size, base };
+  if (size < 1 || size > MAX_QUEUE || (size & (size - 1)) !== 0) throw new DocaError('UNEXPECTED', call, `the completion queue's entry says it holds ${size} elements, not a power of two up to ${MAX_QUEUE}`);
+  return { size, base: dpa.arenaRange(dpa.u32(cq, COMPLETION.RING), size * CQE_SIZE, "the completion queue's ring", call) };
 }
 
 /** Posts an element on completion queue `cq`; FULL (nothing posted) when the ring has no room. */
@@ -121,3 +119,6 @@ export function cqElement(dpa: DpaView, cq: number, position: number, call: stri
   const { size, base } = ring(dpa, cq, call);
   return base + ((position & (size - 1)) >>> 0) * CQE_SIZE;
 }
+
+/** The returned, not yet acked positions of completion queue `cq`: what its element handles may name. */
+export const cqWindow = (dpa: DpaView, cq: number): { oldest: number; newest: number } => ({ oldest: dpa.load(cq, COMPLETION.ACK), newest: dpa.load(cq, COMPLETION.READ) });

@@ -67,6 +67,9 @@ export abstract class DpaObject {
     other.alive(call);
   }
 
+  /** @internal its DPA entered its fatal state (a consumer stops taking messages; nothing else changes). */
+  _dpaFailed(): void {}
+
   get isDestroyed(): boolean {
     return this.destroyed;
   }

@@ -69,7 +69,11 @@ export class Scheduler {
     return true;
   }
 
-  /** Rings one idle EU, if any (round robin, so that bursts spread over the EUs). */
+  /**
+   * Rings one idle EU, if any (round robin, so that bursts spread over the EUs). An EU whose bell is
+   * gone (its worker died) is passed over for the next idle one: the work is never left to a dead unit
+   * (whose death makes the DPA fatal anyway, eu-pool.ts).
+   */
   wakeOne(): void {
     const idle = Atomics.load(this.i32, H.IDLE / 4);
     if (idle === 0) return;
@@ -79,19 +83,20 @@ export class Scheduler {
     const start = (Atomics.add(this.i32, H.WAKE_CURSOR / 4, 1) >>> 0) % eus;
     for (let k = 0; k < eus; k++) {
       const e = (start + k) % eus;
-      if (idle & (1 << e)) return this.ringEu(e, BIT_READY);
+      if (idle & (1 << e) && this.ringEu(e, BIT_READY)) return;
     }
   }
 
-  /** Sets bit `bit` of EU `e`'s bell (waking it if it sleeps). */
-  ringEu(e: number, bit: number): void {
+  /** Sets bit `bit` of EU `e`'s bell (waking it if it sleeps); false if its bell is gone (or not up yet). */
+  ringEu(e: number, bit: number): boolean {
     let bell = this.bells[e];
     if (!bell || bell.dead) {
       if (bell) releaseRemoteBell(bell);
       this.bells[e] = bell = this.open(this.layout.eu(e) + EU.BELL);
-      if (!bell) return; // not up yet: it looks at everything before its first sleep
+      if (!bell) return false; // not up yet: it looks at everything before its first sleep
     }
     bell.ring(bit);
+    return !bell.dead;
   }
 
   /** Wakes the owner (an RPC finished, an EU came up or left, a stopping thread stopped). */

@@ -13,9 +13,6 @@ import { ObjKind, OBJ } from './layout.js';
 import { DpaObject } from './object.js';
 import { THREAD, ThreadState } from './objects.js';
 
-/** How long `stop()` waits for a running thread's current activation to end. */
-const STOP_WAIT_MS = 5000;
-
 /**
  * A DPA thread, `struct doca_dpa_thread` (`doca_dpa_thread_create`): a function of the DPA application
  * and its argument, which an execution unit runs once per activation, to completion. Completions
@@ -141,17 +138,23 @@ export class DpaThread extends DpaObject {
         continue;
       }
       if (s !== ThreadState.STOPPING && Atomics.compareExchange(i32, at, s, ThreadState.STOPPING) !== s) continue;
-      const stopped = this.dpaRun.pool.waitSync(() => Atomics.load(i32, at) === ThreadState.STOPPED, STOP_WAIT_MS);
+      // As long as a kernel may run: a run that takes longer is not coming back by itself.
+      const waitMs = this.dpa.getKernelMaxRunTime() * 1000;
+      const stopped = this.dpaRun.pool.waitSync(() => Atomics.load(i32, at) === ThreadState.STOPPED, waitMs);
       if (stopped) return this.stat.setState(DpaThreadStatState.STOPPED);
-      if (this.dpa.isStarted) throw new DocaError('TIME_OUT', call, `${this.name} is still in its function after ${STOP_WAIT_MS} ms (a thread that polls forever ends only with its DPA)`);
+      if (this.dpa.isStarted) throw new DocaError('TIME_OUT', call, `${this.name} is still in its function after ${waitMs} ms (the kernel max run time); it is never activated again, can be destroyed, and its execution unit is ended with the DPA`);
     }
   }
 
-  /** `doca_dpa_thread_destroy`: stopped (or never started), and no completion attached to it. */
+  /**
+   * `doca_dpa_thread_destroy`: stopped (or never started), and no completion attached to it. A thread
+   * whose stop timed out (it is still in its function) can be destroyed too: it is never activated
+   * again, and the execution unit it holds is ended when the DPA stops.
+   */
   destroy(): void {
     const call = 'doca_dpa_thread_destroy';
     if (this.isDestroyed) return;
-    if (this.isStarted) throw new DocaError('BAD_STATE', call, `${this.name} is started; stop it first`);
+    if (this.isStarted && this.state !== ThreadState.STOPPING) throw new DocaError('BAD_STATE', call, `${this.name} is started; stop it first`);
     this.destroyObject(call);
     this.stat.release();
     this.dpa._stat.c[0]!--;

@@ -22,12 +22,18 @@ import { DocaError } from '../../core/error.js';
 import { openRemoteBell, releaseRemoteBell, type RemoteBell } from '../../fabric/doorbell.js';
 import { decodeDescriptor, descriptorKey, Segment, SEGMENT_HEADER_SIZE } from '../../fabric/segment.js';
 import { activateAttached, CompletionType, cqPending, postCqe, requestNotification } from '../cq.js';
-import { makeHandle, OBJ, ObjKind, splitHandle } from '../layout.js';
-import { ATTACHED, COMPLETION, CONSUMER, CONSUMER_COMPLETION, ObjState, PRODUCER, RETURNED_SIZE } from '../objects.js';
+import { withdrawPosted } from '../consumer-queue.js';
+import { OBJ, ObjKind } from '../layout.js';
+import { ATTACHED, COMPLETION, CONSUMER, CONSUMER_COMPLETION, MAX_QUEUE, ObjState, PRODUCER, RETURNED_SIZE } from '../objects.js';
 import { SubmitFlag } from './core.js';
 import { current, type Eu, u32, u64 } from './runtime.js';
 
 const MAX_IMM = 32;
+/** Consumers of one completion context (dpa/comch.ts takes at most this many). */
+const MAX_CONSUMERS = 1 << 10;
+/** How long a claim without the claimer's name may wait before it is taken for a dead producer's (as comch/consumer.ts). */
+const ANONYMOUS_CLAIM_MS = 1000;
+const NO_CAPS = { maxNumTasks: 0, maxBufSize: 0, maxImmDataLen: MAX_IMM, maxConsumers: 0, maxProducers: 0 };
 /** DOCA: DMA addresses must be 128-byte aligned (unaligned ones corrupt data or hang the DPA). */
 const DMA_ALIGN = 128n;
 /** Bytes of one batch's memory (one WebAssembly page). */
@@ -77,6 +83,10 @@ interface State {
   queues: Map<number, Queue>;
   producers: Map<number, Producer>;
   batches: ImmBatch[];
+  /** DPA consumers' MsgQs (to find who claimed a receive, and to expire an ended consumer). */
+  registries: Map<number, { generation: number; registry: Registry }>;
+  /** Claims without a claimer's name, by consumer, generation and position: when this unit first saw them. */
+  anonymous: Map<string, number>;
 }
 
 /** The WebAssembly memory API (only its Memory is used here; the project's lib settings omit the namespace). */
@@ -86,7 +96,7 @@ interface WebAssemblyMemory {
   grow(pages: number): number;
 }
 
-const state = (e: Eu): State => (e.comch ??= { queues: new Map(), producers: new Map(), batches: [] }) as State;
+const state = (e: Eu): State => (e.comch ??= { queues: new Map(), producers: new Map(), batches: [], registries: new Map(), anonymous: new Map() }) as State;
 
 // ---- consumers -----------------------------------------------------------------------------------
 
@@ -129,51 +139,141 @@ export function comchConsumerAck(consumerHandle: bigint, n: number | bigint): vo
   if (outstanding + count > q.slots) {
     throw new DocaError('INVALID_VALUE', call, `cannot post ${count} receives: ${outstanding} of the queue's ${q.slots} are posted or not yet acked`);
   }
-  for (let i = 0; i < count; i++) {
+  post(q, tail, count);
+}
+
+/** The started consumers of completion context `cc` (object indices), but those that were ended. */
+function consumersOf(e: Eu, cc: number, call: string): number[] {
+  const max = e.dpa.u32(cc, CONSUMER_COMPLETION.MAX_CONSUMERS);
+  if (max < 1 || max > MAX_CONSUMERS) throw new DocaError('UNEXPECTED', call, `the completion context's entry names ${max} consumers, not 1 to ${MAX_CONSUMERS}`);
+  const list = e.dpa.arenaRange(e.dpa.u32(cc, CONSUMER_COMPLETION.LIST), max * 8, "the completion context's consumer list", call);
+  const out: number[] = [];
+  for (let i = 0; i < max; i++) {
+    const c = Atomics.load(e.dpa.i32, (list + i * 8) / 4) - 1;
+    if (c >= 0 && e.dpa.live(c, Atomics.load(e.dpa.i32, (list + i * 8) / 4 + 1)) && e.dpa.u32(c, OBJ.KIND) === ObjKind.CONSUMER && e.dpa.load(c, OBJ.STATE) === ObjState.STARTED && !e.dpa.faulted(c)) out.push(c);
+  }
+  return out;
+}
+
+/**
+ * What waits at consumer `c`'s head (its oldest receive not yet returned): the byte offset of a filled
+ * one, DEAD for one a producer claimed and died before filling, or -1 for nothing yet.
+ */
+function atHead(e: Eu, c: number, q: Queue, call: string): number {
+  const head = e.dpa.load(c, CONSUMER.HEAD);
+  if (head === Atomics.load(q.i32, Q.POST_TAIL / 4)) return -1;
+  const at = slotAt(q, head);
+  if (Atomics.load(q.i32, at / 4) === Q.FILLED) return at;
+  return claimDead(e, c, q, head, at, call) ? DEAD : -1;
+}
+const DEAD = -2;
+
+function anyFilled(e: Eu, cc: number, call: string): boolean {
+  for (const c of consumersOf(e, cc, call)) if (atHead(e, c, queueOf(e, c, call), call) !== -1) return true;
+  return false;
+}
+
+function returnedRing(e: Eu, cc: number, call: string): { max: number; base: number } {
+  const max = e.dpa.u32(cc, CONSUMER_COMPLETION.MAX_RECV);
+  if (max < 1 || max > MAX_QUEUE || (max & (max - 1)) !== 0) throw new DocaError('UNEXPECTED', call, `the completion context's entry names ${max} receives, not a power of two up to ${MAX_QUEUE}`);
+  return { max, base: e.dpa.arenaRange(e.dpa.u32(cc, CONSUMER_COMPLETION.RETURNED), max * RETURNED_SIZE, "the completion context's returned ring", call) };
+}
+
+/** A filled receive that no immediate-only receive can be: what is wrong with it, or undefined. */
+function badFill(e: Eu, c: number, q: Queue, at: number): string | undefined {
+  const immLen = q.view.getUint32(at + Q.SLOT.IMM_LEN, true);
+  if (q.view.getUint32(at + Q.SLOT.LENGTH, true) !== 0) return 'a producer wrote bytes into an immediate-only receive';
+  if (immLen > Math.min(MAX_IMM, e.dpa.u32(c, CONSUMER.IMM_LEN))) return `a producer sent ${immLen} bytes of immediate data`;
+  if (q.view.getUint32(at + Q.SLOT.PRODUCER, true) === 0) return 'a producer filled a receive without its id';
+  return undefined;
+}
+
+/**
+ * Ends consumer `c` (a producer filled one of its receives with what no receive can be): DPA code gets
+ * CONNECTION_ABORTED for it from now on, CPU producers find no consumer (NOT_CONNECTED) and nothing
+ * posted, and its completion context goes on serving its other consumers. What it received before
+ * stays readable until acked.
+ */
+function endConsumer(e: Eu, c: number, q: Queue, why: string, call: string): void {
+  const id = e.dpa.u32(c, CONSUMER.ID);
+  if (!e.dpa.fault(c, 'CONNECTION_ABORTED')) return;
+  e.log(30, `comch consumer ${id}: ${why}; the consumer ends (CONNECTION_ABORTED), its completion context serves the others`);
+  withdrawPosted(q.i32);
+  try {
+    const r = registryOf(e, c, call);
+    const entry = r.find(id);
+    if (entry >= 0 && r.side(entry) === 'client') r.setState(entry, ENTRY_STATE.EXPIRED);
+  } catch (err) {
+    e.log(30, `comch consumer ${id}: its MsgQ entry cannot be expired: ${(err as Error).message}`);
+  }
+}
+
+/** The MsgQ consumer `c` is on, attached in this EU (once per start of the consumer). */
+function registryOf(e: Eu, c: number, call: string): Registry {
+  const s = state(e);
+  const generation = e.dpa.load(c, OBJ.GEN);
+  const known = s.registries.get(c);
+  if (known?.generation === generation) return known.registry;
+  if (known) detach(known.registry);
+  s.registries.delete(c);
+  const segment = decodeDescriptor(e.dpa.view, e.dpa.at(c, CONSUMER.MSGQ), call);
+  const registry = attach({ segment, side: 'client', id: 0, msgq: true, caps: NO_CAPS }, call);
+  s.registries.set(c, { generation, registry });
+  return registry;
+}
+
+/**
+ * Whether the receive at position `head` of consumer `c` was claimed by a producer that is gone: its
+ * thread died (its MsgQ entry's owner), or it never wrote its name within ANONYMOUS_CLAIM_MS of this
+ * unit first seeing the claim (it died between the claim and the name), as a CPU consumer decides.
+ */
+function claimDead(e: Eu, c: number, q: Queue, head: number, at: number, call: string): boolean {
+  if (((Atomics.load(q.i32, Q.CLAIM_HEAD / 4) - head) | 0) <= 0) return false; // not claimed
+  const claimer = Atomics.load(q.i32, at / 4) === Q.CLAIMED ? q.view.getUint32(at + Q.SLOT.CLAIMER, true) : 0;
+  if (claimer > 0) {
+    const r = registryOf(e, c, call);
+    return !(claimer - 1 < r.layout.entries && r.ownerAlive(claimer - 1));
+  }
+  const s = state(e);
+  const key = `${c}:${e.dpa.load(c, OBJ.GEN)}:${head}`;
+  const now = performance.now();
+  const since = s.anonymous.get(key);
+  if (since === undefined) {
+    if (s.anonymous.size >= 1024) s.anonymous.clear();
+    s.anonymous.set(key, now);
+    return false;
+  }
+  if (now - since < ANONYMOUS_CLAIM_MS) return false;
+  s.anonymous.delete(key);
+  return true;
+}
+
+/**
+ * Gives up the receive at consumer `c`'s head, whose producer died before filling it, and posts one
+ * again at the tail (the credit DPA code gave stays given). Only once every receive before it was acked
+ * (the released position is the head): false until then.
+ */
+function skipDeadClaim(e: Eu, c: number, q: Queue): boolean {
+  const head = e.dpa.load(c, CONSUMER.HEAD);
+  if (e.dpa.load(c, CONSUMER.RELEASED) !== head) return false;
+  e.log(40, `comch consumer ${e.dpa.u32(c, CONSUMER.ID)}: the producer that claimed receive ${head >>> 0} died before filling it; posting it again`);
+  Atomics.store(q.i32, slotAt(q, head) / 4, Q.EMPTY);
+  e.dpa.store(c, CONSUMER.HEAD, (head + 1) | 0);
+  e.dpa.store(c, CONSUMER.RELEASED, (head + 1) | 0);
+  post(q, Atomics.load(q.i32, Q.POST_TAIL / 4), 1);
+  return true;
+}
+
+/** Posts `n` immediate-only receives from position `tail` (the caller checked there is room). */
+function post(q: Queue, tail: number, n: number): void {
+  for (let i = 0; i < n; i++) {
     const at = slotAt(q, (tail + i) | 0);
     q.view.setUint32(at + Q.SLOT.CAPACITY, 0, true);
     q.view.setFloat64(at + Q.SLOT.OFFSET, SEGMENT_HEADER_SIZE, true);
     q.view.setUint32(at + Q.SLOT.CLAIMER, 0, true);
     Atomics.store(q.i32, at / 4, Q.POSTED);
   }
-  Atomics.store(q.i32, Q.POST_TAIL / 4, (tail + count) | 0);
-}
-
-/** The started consumers of completion context `cc` (object indices). */
-function consumersOf(e: Eu, cc: number, call: string): number[] {
-  const max = e.dpa.u32(cc, CONSUMER_COMPLETION.MAX_CONSUMERS);
-  const list = e.dpa.u32(cc, CONSUMER_COMPLETION.LIST);
-  if (max < 1 || max > 1 << 10 || list < e.dpa.layout.arena || list + max * 8 > e.dpa.layout.arena + e.dpa.layout.dims.arena) {
-    throw new DocaError('UNEXPECTED', call, `the completion context's entry names ${max} consumers at byte ${list}, outside the DPA's arena`);
-  }
-  const out: number[] = [];
-  for (let i = 0; i < max; i++) {
-    const c = Atomics.load(e.dpa.i32, (list + i * 8) / 4) - 1;
-    if (c >= 0 && e.dpa.live(c, Atomics.load(e.dpa.i32, (list + i * 8) / 4 + 1)) && e.dpa.load(c, OBJ.STATE) === ObjState.STARTED) out.push(c);
-  }
-  return out;
-}
-
-/** Byte offset of consumer `c`'s next filled receive not yet returned, or -1. */
-function nextFilled(e: Eu, c: number, q: Queue): number {
-  const head = e.dpa.load(c, CONSUMER.HEAD);
-  if (head === Atomics.load(q.i32, Q.POST_TAIL / 4)) return -1;
-  const at = slotAt(q, head);
-  return Atomics.load(q.i32, at / 4) === Q.FILLED ? at : -1;
-}
-
-function anyFilled(e: Eu, cc: number, call: string): boolean {
-  for (const c of consumersOf(e, cc, call)) if (nextFilled(e, c, queueOf(e, c, call)) >= 0) return true;
-  return false;
-}
-
-function returnedRing(e: Eu, cc: number, call: string): { max: number; base: number } {
-  const max = e.dpa.u32(cc, CONSUMER_COMPLETION.MAX_RECV);
-  const base = e.dpa.u32(cc, CONSUMER_COMPLETION.RETURNED);
-  if (max < 1 || (max & (max - 1)) !== 0 || base < e.dpa.layout.arena || base + max * RETURNED_SIZE > e.dpa.layout.arena + e.dpa.layout.dims.arena) {
-    throw new DocaError('UNEXPECTED', call, `the completion context's entry names ${max} receives at byte ${base}, outside the DPA's arena`);
-  }
-  return { max, base };
+  Atomics.store(q.i32, Q.POST_TAIL / 4, (tail + n) | 0);
 }
 
 /** `doca_dpa_dev_comch_consumer_get_completion`: the next receive a CPU producer filled, or undefined. */
@@ -190,18 +290,14 @@ export function comchConsumerGetCompletion(completionHandle: bigint): bigint | u
   for (let k = 0; k < consumers.length; k++) {
     const c = consumers[(cursor + k) % consumers.length]!;
     const q = queueOf(e, c, call);
-    const at = nextFilled(e, c, q);
+    let at = atHead(e, c, q, call);
+    if (at === DEAD && skipDeadClaim(e, c, q)) at = atHead(e, c, q, call);
     if (at < 0) continue;
-    const immLen = q.view.getUint32(at + Q.SLOT.IMM_LEN, true);
-    const bad =
-      q.view.getUint32(at + Q.SLOT.LENGTH, true) !== 0
-        ? 'a producer wrote bytes into an immediate-only receive'
-        : immLen > Math.min(MAX_IMM, dpa.u32(c, CONSUMER.IMM_LEN))
-          ? `a producer sent ${immLen} bytes of immediate data`
-          : q.view.getUint32(at + Q.SLOT.PRODUCER, true) === 0
-            ? 'a producer filled a receive without its id'
-            : undefined;
-    if (bad) throw new DocaError('CONNECTION_ABORTED', call, `consumer ${dpa.u32(c, CONSUMER.ID)}: ${bad}`);
+    const bad = badFill(e, c, q, at);
+    if (bad) {
+      endConsumer(e, c, q, bad, call);
+      continue;
+    }
     const head = dpa.load(c, CONSUMER.HEAD);
     const r = base + ((tail & (max - 1)) >>> 0) * RETURNED_SIZE;
     Atomics.store(dpa.i32, r / 4, c);
@@ -209,27 +305,20 @@ export function comchConsumerGetCompletion(completionHandle: bigint): bigint | u
     dpa.store(c, CONSUMER.HEAD, (head + 1) | 0);
     dpa.store(cc, CONSUMER_COMPLETION.RET_TAIL, (tail + 1) | 0);
     dpa.store(cc, CONSUMER_COMPLETION.CURSOR, (cursor + k + 1) % consumers.length);
-    return makeHandle(dpa.tag, ObjKind.CONSUMER_ELEMENT, cc, tail);
+    return dpa.elementHandle(ObjKind.CONSUMER_ELEMENT, cc, tail);
   }
   return undefined;
 }
 
-/** The slot a consumer completion element names (returned, not yet acked). */
+/** The slot a consumer completion element names (returned, not yet acked, of that very context). */
 function element(e: Eu, handle: bigint, call: string): { q: Queue; at: number; cc: number; position: number } {
   const dpa = e.dpa;
-  const parts = splitHandle(handle);
-  if (!parts || parts.tag !== dpa.tag || parts.kind !== ObjKind.CONSUMER_ELEMENT || parts.index >= dpa.layout.dims.objects) {
-    throw new DocaError('INVALID_VALUE', call, `${String(handle)} is not a consumer completion element of this DPA (doca_dpa_dev_comch_consumer_get_completion)`);
-  }
-  const cc = parts.index;
-  const tail = dpa.load(cc, CONSUMER_COMPLETION.RET_TAIL);
-  const back = (tail - parts.generation) & 0xffffff;
-  if (back < 1 || back > ((tail - dpa.load(cc, CONSUMER_COMPLETION.RET_HEAD)) | 0)) throw new DocaError('BAD_STATE', call, 'the completion element was acked (or never returned)');
-  const position = (tail - back) | 0;
+  const window = (cc: number) => ({ oldest: dpa.load(cc, CONSUMER_COMPLETION.RET_HEAD), newest: dpa.load(cc, CONSUMER_COMPLETION.RET_TAIL) });
+  const { index: cc, position } = dpa.element(handle, ObjKind.CONSUMER_ELEMENT, ObjKind.CONSUMER_COMPLETION, window, call);
   const { max, base } = returnedRing(e, cc, call);
   const r = base + ((position & (max - 1)) >>> 0) * RETURNED_SIZE;
   const c = Atomics.load(dpa.i32, r / 4);
-  if (!(c >= 0 && c < dpa.layout.dims.objects)) throw new DocaError('UNEXPECTED', call, `the returned element names object ${c}`);
+  if (!(c >= 0 && c < dpa.layout.dims.objects && dpa.u32(c, OBJ.KIND) === ObjKind.CONSUMER)) throw new DocaError('UNEXPECTED', call, `the returned element names object ${c}, which is no consumer`);
   const q = queueOf(e, c, call);
   return { q, at: slotAt(q, Atomics.load(dpa.i32, r / 4 + 1)), cc, position };
 }
@@ -281,7 +370,7 @@ export function comchConsumerCompletionAck(completionHandle: bigint, n: number |
     const r = base + (((head + i) & (max - 1)) >>> 0) * RETURNED_SIZE;
     const c = Atomics.load(dpa.i32, r / 4);
     const position = Atomics.load(dpa.i32, r / 4 + 1);
-    if (c >= 0 && c < dpa.layout.dims.objects && dpa.load(c, OBJ.STATE) === ObjState.STARTED) {
+    if (c >= 0 && c < dpa.layout.dims.objects && dpa.u32(c, OBJ.KIND) === ObjKind.CONSUMER && dpa.load(c, OBJ.STATE) === ObjState.STARTED) {
       const q = queueOf(e, c, call);
       Atomics.store(q.i32, slotAt(q, position) / 4, Q.EMPTY);
       dpa.store(c, CONSUMER.RELEASED, (position + 1) | 0);
@@ -358,8 +447,7 @@ function producerOf(e: Eu, p: number, call: string): Producer {
   if (known?.generation === generation) return known;
   if (known) forgetProducer(s, p, known);
   const segment = decodeDescriptor(e.dpa.view, e.dpa.at(p, PRODUCER.MSGQ), call);
-  const caps = { maxNumTasks: 0, maxBufSize: 0, maxImmDataLen: MAX_IMM, maxConsumers: 0, maxProducers: 0 };
-  const registry = attach({ segment, side: 'client', id: e.dpa.u32(p, PRODUCER.MSGQ_ID), msgq: true, caps }, call);
+  const registry = attach({ segment, side: 'client', id: e.dpa.u32(p, PRODUCER.MSGQ_ID), msgq: true, caps: NO_CAPS }, call);
   const producer: Producer = { generation, registry, targets: new Map() };
   s.producers.set(p, producer);
   return producer;
@@ -521,5 +609,7 @@ export function closeComch(e: Eu): void {
   if (!s) return;
   for (const q of s.queues.values()) q.segment.close();
   for (const [p, producer] of s.producers) forgetProducer(s, p, producer);
+  for (const { registry } of s.registries.values()) detach(registry);
   s.queues.clear();
+  s.registries.clear();
 }
