@@ -46,7 +46,7 @@ export function quietly(fn: () => unknown): () => unknown {
   };
 }
 
-export function toDpaChannel(t: TestContext, dpa: Dpa, dev: Dev, options: { func: string; slots?: number; consumers?: number; repostTo?: number; words?: bigint[] }): ToDpa {
+export function toDpaChannel(t: TestContext, dpa: Dpa, dev: Dev, options: { func: string; slots?: number; consumers?: number; producers?: number; repostTo?: number; words?: bigint[] }): ToDpa {
   const slots = options.slots ?? 8;
   const counter = dpaEvent(dev, dpa, 'publisher');
   onCleanup(t, quietly(() => (counter.stop(), counter.destroy())));
@@ -65,6 +65,7 @@ export function toDpaChannel(t: TestContext, dpa: Dpa, dev: Dev, options: { func
   onCleanup(t, quietly(() => msgq.destroy()));
   msgq.setDpaConsumer(dpa);
   msgq.setMaxNumConsumers(options.consumers ?? 1);
+  msgq.setMaxNumProducers(options.producers ?? 1);
   msgq.start();
   const consumers: ComchDpaConsumer[] = [];
   for (let i = 0; i < (options.consumers ?? 1); i++) {

@@ -226,6 +226,7 @@ function registryOf(e: Eu, c: number, call: string): Registry {
  * Whether the receive at position `head` of consumer `c` was claimed by a producer that is gone: its
  * thread died (its MsgQ entry's owner), or it never wrote its name within ANONYMOUS_CLAIM_MS of this
  * unit first seeing the claim (it died between the claim and the name), as a CPU consumer decides.
+ * Each unit keeps its own first look: whichever sees it long enough first gives the receive up.
  */
 function claimDead(e: Eu, c: number, q: Queue, head: number, at: number, call: string): boolean {
   if (((Atomics.load(q.i32, Q.CLAIM_HEAD / 4) - head) | 0) <= 0) return false; // not claimed
@@ -243,9 +244,7 @@ function claimDead(e: Eu, c: number, q: Queue, head: number, at: number, call: s
     s.anonymous.set(key, now);
     return false;
   }
-  if (now - since < ANONYMOUS_CLAIM_MS) return false;
-  s.anonymous.delete(key);
-  return true;
+  return now - since >= ANONYMOUS_CLAIM_MS; // kept: the unit that gives it up asks again
 }
 
 /**
