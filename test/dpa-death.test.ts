@@ -126,19 +126,9 @@ test('a unit terminated under work routed to it (a consumer completion\'s bell, 
     assert.match(dpa.peekAtLastError()!.message, new RegExp(`worker of execution unit ${eu} exited with code 1`));
     assert.notEqual(channel.send(new Uint8Array([9])), 'ok', 'a send to a consumer of a fatal DPA is refused');
   }
-  for (const c of channel.consumers) c.stop(), c.destroy();
-  channel.cc.stop();
-  channel.cc.destroy();
-  channel.thread.stop();
-  channel.thread.destroy();
-  await channel.cpuProducer.stopAndWait();
-  channel.cpuProducer.destroy();
-  channel.msgq.destroy();
-  channel.counter.stop();
-  channel.counter.destroy();
+  assert.deepEqual(await channel.close(), [], 'every step of the teardown succeeds');
   wait.stop();
   wait.destroy();
-  channel.pe.destroy();
   dpa.destroy();
   await dpa.exited();
   clean();

@@ -46,8 +46,11 @@ export function setActivationTimer(fn: (deliver: () => void, ms: number) => void
 export function activateAttached(dpa: DpaView, index: number): void {
   const thread = dpa.load(index, ATTACHED.THREAD) - 1;
   if (thread < 0 || !dpa.live(thread, dpa.load(index, ATTACHED.THREAD_GEN)) || dpa.u32(thread, OBJ.KIND) !== ObjKind.THREAD) return;
-  if (!faultsActive) return dpa.sched.activateThread(thread);
-  faultEvent('doca_dpa', 'dpa_activation', dpa, () => dpa.sched.activateThread(thread), later);
+  const activate = () => {
+    if (!dpa.sched.activateThread(thread)) dpa.fault(thread, 'UNEXPECTED', `its state word holds ${dpa.load(thread, OBJ.STATE)}, no thread state: it cannot be activated`);
+  };
+  if (!faultsActive) return activate();
+  faultEvent('doca_dpa', 'dpa_activation', dpa, activate, later);
 }
 
 /** Arms object `index`; activates at once if `pending` says completions already wait. */
@@ -63,9 +66,27 @@ export function requestNotification(dpa: DpaView, index: number, pending: () => 
  */
 function ring(dpa: DpaView, cq: number, call: string): { size: number; base: number } {
   if (dpa.u32(cq, OBJ.KIND) !== ObjKind.COMPLETION) throw new DocaError('UNEXPECTED', call, `object ${cq}, named as a DPA completion, is a ${KIND_NAMES[dpa.u32(cq, OBJ.KIND)] ?? 'thing of no kind'}`);
+  dpa.checkFault(cq, call);
   const size = dpa.u32(cq, COMPLETION.SIZE);
   if (size < 1 || size > MAX_QUEUE || (size & (size - 1)) !== 0) throw new DocaError('UNEXPECTED', call, `the completion queue's entry says it holds ${size} elements, not a power of two up to ${MAX_QUEUE}`);
-  return { size, base: dpa.arenaRange(dpa.u32(cq, COMPLETION.RING), size * CQE_SIZE, "the completion queue's ring", call) };
+  const base = dpa.arenaRange(dpa.u32(cq, COMPLETION.RING), size * CQE_SIZE, "the completion queue's ring", call);
+  checkPositions(dpa, cq, size, call);
+  return { size, base };
+}
+
+/**
+ * Positions only move forward, each behind the next: ACK <= READ <= RESERVE, and RESERVE at most one
+ * ring ahead of ACK (read in the order that keeps this true while others move them; the slack of one
+ * more ring covers acks between the loads). Anything else ends the queue (UNEXPECTED): its elements
+ * could no longer be found, and a post could overwrite an unread one.
+ */
+function checkPositions(dpa: DpaView, cq: number, size: number, call: string): void {
+  const ack = dpa.load(cq, COMPLETION.ACK);
+  const read = dpa.load(cq, COMPLETION.READ);
+  const reserve = dpa.load(cq, COMPLETION.RESERVE);
+  if (((read - ack) | 0) >= 0 && ((reserve - read) | 0) >= 0 && ((reserve - ack) | 0) <= 2 * size) return;
+  dpa.fault(cq, 'UNEXPECTED', `its positions are impossible (ack ${ack >>> 0}, read ${read >>> 0}, reserve ${reserve >>> 0} in ${size} elements)`);
+  dpa.checkFault(cq, call);
 }
 
 /** Posts an element on completion queue `cq`; FULL (nothing posted) when the ring has no room. */
@@ -108,6 +129,7 @@ export function cqPending(dpa: DpaView, cq: number, call: string): boolean {
 
 /** Frees `n` returned elements; INVALID_VALUE (nothing freed) for more than were returned and not acked. */
 export function cqAck(dpa: DpaView, cq: number, n: number, call: string): void {
+  ring(dpa, cq, call);
   const ack = dpa.load(cq, COMPLETION.ACK);
   const returned = (dpa.load(cq, COMPLETION.READ) - ack) | 0;
   if (!Number.isInteger(n) || n < 0 || n > returned) throw new DocaError('INVALID_VALUE', call, `cannot ack ${n} completions: ${returned} were returned and not acked`);

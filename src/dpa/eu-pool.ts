@@ -26,7 +26,8 @@ import { DocaError } from '../core/error.js';
 import { isAlive, type ThreadIdentity } from '../fabric/liveness.js';
 import type { SegmentDescriptor } from '../fabric/segment.js';
 import type { EuData, EuMessage } from './eu-worker.js';
-import { BIT_READY, type DpaLayout, DpaState, EU, H, WorkKind } from './layout.js';
+import { BIT_READY, type DpaLayout, DpaState, EU, H, OBJ, WorkKind } from './layout.js';
+import { ObjState } from './objects.js';
 import type { OwnerBell } from './owner-bell.js';
 import type { Scheduler } from './scheduler.js';
 
@@ -191,9 +192,14 @@ export class EuPool {
     const i32 = this.o.segment.i32;
     if (Atomics.load(i32, H.STATE / 4) !== DpaState.FATAL) Atomics.store(i32, H.STATE / 4, DpaState.STOPPING);
     this.ringAll();
-    // A fatal DPA's stuck units never leave by themselves: terminating them is what stops them.
+    // A fatal DPA's stuck units never leave by themselves: terminating them is what stops them. Nor do
+    // units that are gone, or that run a thread destroyed after its stop timed out: no wait for those.
     const grace = this.fatalReason === undefined ? STOP_GRACE_MS : FATAL_GRACE_MS;
-    this.o.bell.waitSync(() => Atomics.load(i32, H.EUS_UP / 4) <= 0 || this.units.every((u) => this.left(u)), grace, SLICE_MS, () => this.ringAll());
+    const done = () => {
+      this.drain();
+      return Atomics.load(i32, H.EUS_UP / 4) <= 0 || this.units.every((u) => this.left(u) || u.ended !== undefined || (u.thread !== undefined && !isAlive(u.thread)) || this.stuck(u));
+    };
+    this.o.bell.waitSync(done, grace, SLICE_MS, () => this.ringAll());
     for (const unit of this.units) {
       // An EU that left closes its segments and exits by itself; one that did not is stuck (in DPA code
       // that never returns), dead, or never came up: terminating it is what stops it. A terminated worker
@@ -208,6 +214,13 @@ export class EuPool {
   exited(): Promise<void> {
     for (const unit of this.units) unit.worker.ref(); // unreferenced while running; waiting for the exit must hold the loop
     return Promise.all(this.units.map((u) => u.exited)).then(() => {});
+  }
+
+  /** Whether unit `unit` runs a DPA thread that was destroyed (its stop timed out): it does not come back. */
+  private stuck(unit: Unit): boolean {
+    const work = Atomics.load(this.o.segment.i32, (this.o.layout.eu(unit.index) + EU.RUNNING) / 4);
+    const index = work & 0xffffff;
+    return work >>> 24 === WorkKind.THREAD && index < this.o.layout.dims.objects && Atomics.load(this.o.segment.i32, (this.o.layout.object(index) + OBJ.STATE) / 4) === ObjState.FREE;
   }
 
   /** Whether unit `unit` said it let go of everything (its word; a wrong one only delays its termination). */

@@ -102,8 +102,11 @@ class Unit {
       // plan is re-read on it, so a `softdpu fault add` reaches running execution units too.
       livenessTick();
       if (this.later.length) this.runDue();
-      if (Atomics.load(i32, H.READY / 4) > 0 && this.takeAndRun()) continue;
-      this.sleep();
+      // The ready count is a hint (the bitmaps are the truth), and other threads write it: the unit scans
+      // before every sleep whatever it says, and sleeps unless the count moved since the scan began.
+      const ready = Atomics.load(i32, H.READY / 4);
+      if (this.takeAndRun()) continue;
+      this.sleep(ready);
     }
   }
 
@@ -142,8 +145,11 @@ class Unit {
     this.e.dpa.sched.close();
   }
 
-  /** Arms the bell and sleeps unless something is ready; then handles what rang. */
-  private sleep(): void {
+  /**
+   * Arms the bell and sleeps unless something is ready (the ready count is neither 0 nor `scanned`, the
+   * count a fruitless scan just began with); then handles what rang.
+   */
+  private sleep(scanned: number): void {
     const i32 = this.e.dpa.i32;
     Atomics.or(i32, H.IDLE / 4, this.me);
     let rung = this.bell.arm();
@@ -155,7 +161,8 @@ class Unit {
     }
     const state = Atomics.load(i32, H.STATE / 4);
     let slept = false;
-    if (!rung && Atomics.load(i32, H.READY / 4) === 0 && (state === DpaState.RUNNING || state === DpaState.STARTING)) {
+    const ready = Atomics.load(i32, H.READY / 4);
+    if (!rung && (ready === 0 || ready === scanned) && (state === DpaState.RUNNING || state === DpaState.STARTING)) {
       slept = native.fdPoll(this.bell.readFd, this.sleepMs()) === WaitResult.TimedOut;
     }
     if (this.bell.disarm() === BellState.RUNG) this.bell.drain();
@@ -346,7 +353,7 @@ class Unit {
     this.e.work = work;
     // Work left behind (the other ranks of this kernel, work queued behind this run) must not wait for
     // this run: one activation woke one EU, so this EU passes the wake-up on to an idle one.
-    if (Atomics.load(dpa.i32, H.READY / 4) > 0) dpa.sched.wakeOne();
+    if (Atomics.load(dpa.i32, H.READY / 4) !== 0) dpa.sched.wakeOne();
     dpa.sched.selfServing = false; // work this run makes must wake another EU: this one is busy
     try {
       return { value: fn(...args) };
@@ -432,6 +439,7 @@ export async function runEu(data: EuData): Promise<void> {
     },
     work: undefined,
   };
+  dpa.report = (text) => eu.log(30, text);
   installEu(eu);
   const stats = openStats(data.stats);
   const unit = new Unit(eu, port, stats && new Float64Array(stats.u8.buffer));

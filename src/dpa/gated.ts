@@ -6,14 +6,12 @@
  * Whoever finds a condition true first claims the work with a compare-and-swap, so looks can race.
  */
 import { DocaError } from '../core/error.js';
-import { sdkLogSource } from '../core/log.js';
 import { CompletionType, postCqe } from './cq.js';
 import type { DpaEvents } from './events.js';
 import { H, LAUNCH, LaunchState, OBJ, ObjKind } from './layout.js';
 import { ASYNC_OPS, MAX_QUEUE, ObjState, WAIT_SIZE, WaitOp } from './objects.js';
 import type { DpaView } from './view.js';
 
-const log = sdkLogSource('dpa');
 
 /** Releases launch slot `slot` if its wait event reached the threshold; true if it did. */
 export function checkLaunch(dpa: DpaView, events: DpaEvents, slot: number): boolean {
@@ -42,7 +40,7 @@ export function checkLaunch(dpa: DpaView, events: DpaEvents, slot: number): bool
 export function dropLaunch(dpa: DpaView, slot: number, why: string): void {
   if (Atomics.compareExchange(dpa.i32, (dpa.layout.launch(slot) + LAUNCH.STATE) / 4, LaunchState.GATED, LaunchState.FREE) !== LaunchState.GATED) return;
   Atomics.sub(dpa.i32, H.GATED / 4, 1);
-  log.err(`kernel launch ${slot}: ${why}; the kernel will not run, and its completion event is not updated`);
+  dpa.report(`kernel launch ${slot}: ${why}; the kernel will not run, and its completion event is not updated`);
 }
 
 /**
@@ -56,7 +54,7 @@ export function waitList(dpa: DpaView, ops: number, call: string): { size: numbe
     if (size < 1 || size > MAX_QUEUE || (size & (size - 1)) !== 0) throw new DocaError('UNEXPECTED', call, `the async ops' entry says it holds ${size} operations, not a power of two up to ${MAX_QUEUE}`);
     return { size, list: dpa.arenaRange(dpa.u32(ops, ASYNC_OPS.LIST), size * WAIT_SIZE, "the async ops' wait list", call) };
   } catch (err) {
-    if (dpa.fault(ops, 'UNEXPECTED')) log.err(`DPA async ops ${ops}: ${(err as Error).message}; it is ended, its waits dropped`);
+    dpa.fault(ops, 'UNEXPECTED', `${(err as Error).message}; its waits are dropped`);
     throw err;
   }
 }
@@ -85,7 +83,7 @@ export function checkWaits(dpa: DpaView, events: DpaEvents, ops: number): void {
       if (!dpa.live(index, dpa.view.getInt32(at + 12, true))) throw new Error('the sync event is no longer usable by the DPA');
       value = events.get(index, 'doca_dpa_dev_sync_event_post_wait');
     } catch (err) {
-      log.err(`async ops wait: ${(err as Error).message}; dropping the wait`);
+      dpa.report(`async ops ${ops}: a wait: ${(err as Error).message}; the wait is dropped`);
       Atomics.compareExchange(dpa.i32, at / 4, 1, 0);
       continue;
     }
@@ -108,7 +106,7 @@ function complete(dpa: DpaView, ops: number, at: number): boolean {
     postCqe(dpa, cq, CompletionType.SEND, dpa.u32(ops, ASYNC_OPS.USER_DATA), 0, 'doca_dpa_dev_sync_event_post_wait');
     return true;
   } catch (err) {
-    log.err(`async ops: ${(err as Error).message}; the wait stays posted`);
+    dpa.report(`async ops ${ops}: ${(err as Error).message}; the wait stays posted`);
     Atomics.store(dpa.i32, at / 4, 1);
     return false;
   }

@@ -10,6 +10,11 @@
  * idle mask and rings an EU it finds there. All are sequentially consistent atomics: if (3) misses (a),
  * then (1) precedes (b), so the activator sees an idle EU and rings it; the ring lands after (2), so
  * that EU (or, if it rings another idle one, that one) wakes. docs/wakeup.md gives the bell's half.
+ * The count is only a hint, and other threads write it (a bit set without it, or a count that says
+ * nothing is ready, must not hide work): an EU scans the bitmaps before every sleep, whatever the count
+ * says, and (3) sleeps only if the count is 0 or what it was when that scan began. A count unchanged
+ * although (a) happened means another EU took work meanwhile (it subtracts after taking): that EU is busy
+ * and scans again before it sleeps, so the work is still seen. A wrong count costs at most a sleep slice.
  *
  * A DPA thread's state word (objects.ts, ThreadState) makes an activation idempotent: one activation
  * while it waits queues it, one while it runs makes it run once more afterwards, more are absorbed.
@@ -40,16 +45,22 @@ export class Scheduler {
     return Atomics.load(this.i32, H.STATE / 4);
   }
 
-  /** Activates DPA thread `index` (a completion, a notify, `doca_dpa_thread_run` of a pending one). */
-  activateThread(index: number): void {
+  /**
+   * Activates DPA thread `index` (a completion, a notify, `doca_dpa_thread_run` of a pending one); false
+   * if its state word holds no thread state (the caller ends the thread).
+   */
+  activateThread(index: number): boolean {
     const at = (this.layout.object(index) + OBJ.STATE) / 4;
     for (;;) {
       const s = Atomics.load(this.i32, at);
+      if (s < ThreadState.CREATED || s > ThreadState.STOPPED) return false;
+      // QUEUED is absorbed; its bit is set again in case it was lost (a no-op when it is set: no new work).
+      if (s === ThreadState.QUEUED) this.ready(this.layout.objectBits, index);
       const next = s === ThreadState.IDLE ? ThreadState.QUEUED : s === ThreadState.RUNNING ? ThreadState.RUNNING_AGAIN : s === ThreadState.STARTED ? ThreadState.STARTED_PENDING : -1;
-      if (next < 0) return; // already queued, pending or running again; finished or stopped: absorbed
+      if (next < 0) return true; // already queued, pending or running again; finished or stopped: absorbed
       if (Atomics.compareExchange(this.i32, at, s, next) !== s) continue;
       if (next === ThreadState.QUEUED) this.ready(this.layout.objectBits, index);
-      return;
+      return true;
     }
   }
 

@@ -6,14 +6,22 @@
  */
 import { handleHex as hex, type HandleParts } from '../core/dpa-handle.js';
 import { DOCA_ERRORS, DocaError, type DocaErrorName, type DocaErrorShortName } from '../core/error.js';
+import { sdkLogSource } from '../core/log.js';
 import type { Segment } from '../fabric/segment.js';
 import { type DpaLayout, KIND_NAMES, makeHandle, OBJ, splitHandle } from './layout.js';
 import { ObjectFields, ObjState } from './objects.js';
 import { Scheduler } from './scheduler.js';
 
+const sdkLog = sdkLogSource('dpa');
+
 export class DpaView extends ObjectFields {
   readonly u8: Uint8Array;
   readonly sched: Scheduler;
+  /**
+   * Where what this thread finds wrong in the tables is said: the owner's DOCA log; an execution unit
+   * sends it to its owner's (eu-worker.ts), so that every such line reaches the program.
+   */
+  report: (text: string) => void = (text) => sdkLog.err(text);
   /** Handles already split (BigInt arithmetic costs more than the lookup); entries are still checked on every use. */
   private readonly split = new Map<bigint, HandleParts>();
 
@@ -57,12 +65,14 @@ export class DpaView extends ObjectFields {
   }
 
   /**
-   * Ends object `index` with `code` (its FAULT word): every later use of it fails with that error, and
-   * the execution units pass it over. False if it had ended already.
+   * Ends object `index` with `code` (its FAULT word), saying `why` (once): every later use of it fails
+   * with that error, and the execution units pass it over. False if it had ended already.
    */
-  fault(index: number, code: DocaErrorShortName): boolean {
+  fault(index: number, code: DocaErrorShortName, why: string): boolean {
     const value = DOCA_ERRORS.findIndex(([name]) => name === `DOCA_ERROR_${code}`);
-    return Atomics.compareExchange(this.i32, (this.layout.object(index) + OBJ.FAULT) / 4, 0, value) === 0;
+    if (Atomics.compareExchange(this.i32, (this.layout.object(index) + OBJ.FAULT) / 4, 0, value) !== 0) return false;
+    this.report(`${KIND_NAMES[this.u32(index, OBJ.KIND)] ?? 'object'} ${index}: ${why}; it is ended (DOCA_ERROR_${code} for every later use)`);
+    return true;
   }
 
   /** Whether object `index` was ended (`fault`). */

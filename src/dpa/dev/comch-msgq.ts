@@ -133,9 +133,9 @@ export function comchConsumerAck(consumerHandle: bigint, n: number | bigint): vo
   const c = e.dpa.resolve(consumerHandle, ObjKind.CONSUMER, call);
   const count = u32(call, 'num_msg', n);
   const q = queueOf(e, c, call);
+  if (!positionsHold(e, c, q, call)) e.dpa.checkFault(c, call);
   const tail = Atomics.load(q.i32, Q.POST_TAIL / 4);
   const outstanding = (tail - e.dpa.load(c, CONSUMER.RELEASED)) | 0;
-  if (outstanding < 0 || outstanding > q.slots) throw new DocaError('UNEXPECTED', call, `the consumer's positions say ${outstanding} receives are outstanding in ${q.slots}`);
   if (outstanding + count > q.slots) {
     throw new DocaError('INVALID_VALUE', call, `cannot post ${count} receives: ${outstanding} of the queue's ${q.slots} are posted or not yet acked`);
   }
@@ -160,6 +160,7 @@ function consumersOf(e: Eu, cc: number, call: string): number[] {
  * one, DEAD for one a producer claimed and died before filling, or -1 for nothing yet.
  */
 function atHead(e: Eu, c: number, q: Queue, call: string): number {
+  if (!positionsHold(e, c, q, call)) return -1;
   const head = e.dpa.load(c, CONSUMER.HEAD);
   if (head === Atomics.load(q.i32, Q.POST_TAIL / 4)) return -1;
   const at = slotAt(q, head);
@@ -173,10 +174,38 @@ function anyFilled(e: Eu, cc: number, call: string): boolean {
   return false;
 }
 
+/**
+ * Completion context `cc`'s ring of returned receives, checked: in the arena, and its head and tail no
+ * more than the ring apart, tail not behind head (else the context is ended: UNEXPECTED).
+ */
 function returnedRing(e: Eu, cc: number, call: string): { max: number; base: number } {
-  const max = e.dpa.u32(cc, CONSUMER_COMPLETION.MAX_RECV);
+  const dpa = e.dpa;
+  dpa.checkFault(cc, call);
+  const max = dpa.u32(cc, CONSUMER_COMPLETION.MAX_RECV);
   if (max < 1 || max > MAX_QUEUE || (max & (max - 1)) !== 0) throw new DocaError('UNEXPECTED', call, `the completion context's entry names ${max} receives, not a power of two up to ${MAX_QUEUE}`);
-  return { max, base: e.dpa.arenaRange(e.dpa.u32(cc, CONSUMER_COMPLETION.RETURNED), max * RETURNED_SIZE, "the completion context's returned ring", call) };
+  const base = dpa.arenaRange(dpa.u32(cc, CONSUMER_COMPLETION.RETURNED), max * RETURNED_SIZE, "the completion context's returned ring", call);
+  const head = dpa.load(cc, CONSUMER_COMPLETION.RET_HEAD);
+  const tail = dpa.load(cc, CONSUMER_COMPLETION.RET_TAIL);
+  if (((tail - head) | 0) < 0 || ((tail - head) | 0) > max) {
+    dpa.fault(cc, 'UNEXPECTED', `its returned ring says ${(tail - head) | 0} receives are returned in ${max}`);
+    dpa.checkFault(cc, call);
+  }
+  return { max, base };
+}
+
+/**
+ * Consumer `c`'s positions, which only move forward, each behind the next: released <= head (next to
+ * return) <= claim head (producers') <= post tail, and no more posted than the queue holds. Anything
+ * else ends the consumer (a receive could be returned twice, or a producer's fill never found); false then.
+ */
+function positionsHold(e: Eu, c: number, q: Queue, call: string): boolean {
+  const released = e.dpa.load(c, CONSUMER.RELEASED);
+  const head = e.dpa.load(c, CONSUMER.HEAD);
+  const claimed = Atomics.load(q.i32, Q.CLAIM_HEAD / 4);
+  const tail = Atomics.load(q.i32, Q.POST_TAIL / 4);
+  if (((head - released) | 0) >= 0 && ((claimed - head) | 0) >= 0 && ((tail - claimed) | 0) >= 0 && ((tail - released) | 0) <= q.slots) return true;
+  endConsumer(e, c, q, `its positions are impossible (released ${released >>> 0}, next ${head >>> 0}, claimed ${claimed >>> 0}, posted ${tail >>> 0} in ${q.slots} slots)`, call);
+  return false;
 }
 
 /** A filled receive that no immediate-only receive can be: what is wrong with it, or undefined. */
@@ -196,8 +225,7 @@ function badFill(e: Eu, c: number, q: Queue, at: number): string | undefined {
  */
 function endConsumer(e: Eu, c: number, q: Queue, why: string, call: string): void {
   const id = e.dpa.u32(c, CONSUMER.ID);
-  if (!e.dpa.fault(c, 'CONNECTION_ABORTED')) return;
-  e.log(30, `comch consumer ${id}: ${why}; the consumer ends (CONNECTION_ABORTED), its completion context serves the others`);
+  if (!e.dpa.fault(c, 'CONNECTION_ABORTED', `consumer id ${id}: ${why} (its completion context serves the others)`)) return;
   withdrawPosted(q.i32);
   try {
     const r = registryOf(e, c, call);
