@@ -10,8 +10,10 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Worker } from 'node:worker_threads';
 import { QUEUE_LAYOUT as Q, QueueView } from '../src/comch/consumer-queue.js';
+import { ComchMsgq } from '../src/comch/msgq.js';
 import { openDeviceByPci } from '../src/core/dev.js';
 import { DocaErrorCode } from '../src/core/error.js';
+import { ComchDpaConsumer } from '../src/dpa/comch.js';
 import { DpaAsyncOps, DpaCompletion, DpaNotificationCompletion } from '../src/dpa/completion.js';
 import type { Dpa } from '../src/dpa/dpa.js';
 import { EU, H, OBJ, RPC, RpcState, WorkKind } from '../src/dpa/layout.js';
@@ -283,4 +285,25 @@ test('a fault added to the fabric after the DPA started reaches its execution un
   notify();
   await eventually(() => counter.get() === ran + 1n, 'activations after the spent fault');
   assert.equal(counter.get(), BigInt(notified - 1), 'exactly one activation was lost');
+});
+
+test('an object\'s state word overwritten in shared memory does not keep its owner from stopping or destroying it', { timeout: 30_000 }, async (t) => {
+  dpaFabric(t, { numEus: 1 });
+  const dev = openDeviceByPci('03:00.0');
+  const dpa = startDpa(t, dev, 'hostile');
+  const r = dpa._running('test');
+  const msgq = ComchMsgq.create(dev);
+  msgq.setDpaConsumer(dpa);
+  msgq.start();
+  onCleanup(t, quietly(() => msgq.destroy()));
+  const consumer = ComchDpaConsumer.create(msgq); // created, never started
+  r.objects.setState(consumer.index, ObjState.STARTED);
+  const thread = DpaThread.create(dpa);
+  thread.setFuncArg('count', 0n);
+  thread.start();
+  r.objects.setState(thread.index, 77);
+  assert.equal(consumer.state, 'IDLE', 'its owner knows it never started');
+  consumer.destroy(); // IN_USE before, and its stop() then threw a TypeError (no queue)
+  thread.stop();
+  thread.destroy();
 });

@@ -24,7 +24,7 @@ import { withdrawPosted } from './consumer-queue.js';
 import { Dpa } from './dpa.js';
 import { BIT_CONSUMER, ObjKind } from './layout.js';
 import { DpaObject } from './object.js';
-import { CONSUMER, CONSUMER_COMPLETION, ObjState, PRODUCER, RETURNED_SIZE } from './objects.js';
+import { CONSUMER, CONSUMER_COMPLETION, PRODUCER, RETURNED_SIZE } from './objects.js';
 import type { DpaThread } from './thread.js';
 
 const MAX_IMM = 32;
@@ -149,7 +149,7 @@ export class ComchConsumerCompletion extends ThreadAttached {
     for (const f of [CONSUMER_COMPLETION.RET_HEAD, CONSUMER_COMPLETION.RET_TAIL]) o.store(this.index, f, startPosition());
     o.store(this.index, CONSUMER_COMPLETION.CURSOR, 0);
     this.publishThread();
-    o.setState(this.index, ObjState.STARTED);
+    this.setStarted(true);
   }
 
   /** `doca_comch_consumer_completion_stop`: refused (IN_USE) while consumers are attached. */
@@ -158,7 +158,7 @@ export class ComchConsumerCompletion extends ThreadAttached {
     this.alive(call);
     if (!this.isStarted) throw new DocaError('BAD_STATE', call, `${this.name} is not started`);
     if (this._users.size > 0) throw new DocaError('IN_USE', call, `${[...this._users].map((u) => u.name).join(', ')} still attached to ${this.name}; destroy them first`);
-    this.dpaRun.objects.setState(this.index, ObjState.CREATED);
+    this.setStarted(false);
   }
 
   /** `doca_comch_consumer_completion_destroy`: stopped first. */
@@ -363,7 +363,7 @@ export class ComchDpaConsumer extends DpaEndpoint {
     o.store(this.index, CONSUMER.RELEASED, start);
     encodeDescriptor(queue.segment.descriptor, v, o.at(this.index, CONSUMER.QUEUE));
     encodeDescriptor(this.registry.segment.descriptor, v, o.at(this.index, CONSUMER.MSGQ));
-    o.setState(this.index, ObjState.STARTED);
+    this.setStarted(true);
     this.queue = queue;
     this.registry.publishBell(this.entry, this.dpa._euBell(r, cc.index % r.layout.dims.eus, BIT_CONSUMER + this.index, call));
     this.registry.request(this.entry, DPA_SIDE, this.immLen, queue.segment.descriptor, queue.segment.descriptor);
@@ -379,7 +379,7 @@ export class ComchDpaConsumer extends DpaEndpoint {
     this.registry.setState(this.entry, ENTRY_STATE.CREATED);
     withdrawPosted(this.queue!.segment.i32);
     this.completion?._remove(this);
-    this.dpaRun.objects.setState(this.index, ObjState.CREATED);
+    this.setStarted(false);
     this.queue!.segment.close();
     this.queue = undefined;
     return 'DOCA_SUCCESS';
@@ -479,7 +479,7 @@ export class ComchDpaProducer extends DpaEndpoint {
     v.setUint32(o.at(this.index, PRODUCER.MSGQ_ID), this.msgq.id, true);
     v.setUint32(o.at(this.index, PRODUCER.ENTRY), this.entry, true);
     encodeDescriptor(this.msgq._started(call).segment, v, o.at(this.index, PRODUCER.MSGQ));
-    o.setState(this.index, ObjState.STARTED);
+    this.setStarted(true);
     return 'DOCA_SUCCESS';
   }
 
@@ -488,7 +488,7 @@ export class ComchDpaProducer extends DpaEndpoint {
     const call = 'doca_ctx_stop';
     this.alive(call);
     if (!this.isStarted) throw new DocaError('BAD_STATE', call, `${this.name} is already IDLE`);
-    this.dpaRun.objects.setState(this.index, ObjState.CREATED);
+    this.setStarted(false);
     return 'DOCA_SUCCESS';
   }
 

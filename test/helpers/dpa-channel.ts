@@ -41,6 +41,9 @@ export interface ToDpa {
   failed: string[];
   /** With `answer`: the immediate data of every answer the CPU consumer received, in order. */
   answers: Uint8Array[];
+  /** With `answer`: the DPA producer and the DPA completion its sends complete into. */
+  dpaProducer?: ComchDpaProducer;
+  sent?: DpaCompletion;
   /** Tears everything down, children first; the steps that failed, as `step: DOCA error name`. */
   close(): Promise<string[]>;
   /** The DPA pointer of the thread's argument block (the u64s above). */
@@ -70,8 +73,18 @@ export interface ChannelOptions {
 }
 
 export function toDpaChannel(t: TestContext, dpa: Dpa, dev: Dev, options: ChannelOptions): ToDpa {
-  const slots = options.slots ?? 8;
   const undo: [string, () => unknown][] = [];
+  try {
+    return build(t, dpa, dev, options, undo);
+  } catch (err) {
+    // What was made goes again (the DPA may have gone fatal under the set-up).
+    for (const [, step] of undo.reverse()) quietly(step)();
+    throw err;
+  }
+}
+
+function build(t: TestContext, dpa: Dpa, dev: Dev, options: ChannelOptions, undo: [string, () => unknown][]): ToDpa {
+  const slots = options.slots ?? 8;
   const made = <T>(what: string, value: T, teardown: (v: T) => unknown): T => (undo.push([what, () => teardown(value)]), value);
   const counter = made('counter event', dpaEvent(dev, dpa, 'publisher'), (e) => (e.stop(), e.destroy()));
   const args = dpa.memAlloc(32 + 24 + 8 * (options.words?.length ?? 0));
@@ -139,6 +152,8 @@ export function toDpaChannel(t: TestContext, dpa: Dpa, dev: Dev, options: Channe
     consumer.start();
     for (let i = 0; i < slots; i++) consumer.taskPostRecvAllocInit().submit();
     words.push(dpaProducer.getDpaHandle(), sent.getDpaHandle(), BigInt(consumer.getId()));
+    channel.dpaProducer = dpaProducer;
+    channel.sent = sent;
   }
   words.push(...(options.words ?? []));
   const v = new DataView(new ArrayBuffer(words.length * 8));

@@ -170,9 +170,19 @@ function atHead(e: Eu, c: number, q: Queue, call: string): number {
 const DEAD = -2;
 
 function anyFilled(e: Eu, cc: number, call: string): boolean {
-  for (const c of consumersOf(e, cc, call)) if (atHead(e, c, queueOf(e, c, call), call) !== -1) return true;
+  for (const c of consumersOf(e, cc, call)) {
+    const generation = e.dpa.load(c, OBJ.GEN);
+    try {
+      if (atHead(e, c, queueOf(e, c, call), call) !== -1) return true;
+    } catch (err) {
+      if (stillStarted(e, c, generation)) throw err; // else it stopped while this unit looked: no error of its
+    }
+  }
   return false;
 }
+
+/** Whether object `index` is still started at `generation` (its owner did not stop or destroy it meanwhile). */
+const stillStarted = (e: Eu, index: number, generation: number): boolean => e.dpa.load(index, OBJ.GEN) === generation && e.dpa.load(index, OBJ.STATE) === ObjState.STARTED;
 
 /**
  * Completion context `cc`'s ring of returned receives, checked: in the arena, and its head and tail no
@@ -444,10 +454,16 @@ export function consumerRang(e: Eu, c: number): void {
   if (c >= dpa.layout.dims.objects || dpa.u32(c, OBJ.KIND) !== ObjKind.CONSUMER || dpa.load(c, OBJ.STATE) !== ObjState.STARTED) return;
   const cc = dpa.load(c, CONSUMER.CC) - 1;
   if (cc < 0 || !dpa.live(cc, dpa.load(c, CONSUMER.CC_GEN)) || dpa.load(cc, OBJ.STATE) !== ObjState.STARTED) return;
+  lookAt(e, cc, 'doca_comch_consumer');
+}
+
+/** Activates completion context `cc`'s thread if a receive waits; what goes wrong is logged, unless `cc` stopped meanwhile. */
+function lookAt(e: Eu, cc: number, call: string): void {
+  const generation = e.dpa.load(cc, OBJ.GEN);
   try {
-    notifyIfFilled(e, cc, 'doca_comch_consumer');
+    notifyIfFilled(e, cc, call);
   } catch (err) {
-    e.log(30, `consumer ${dpa.u32(c, CONSUMER.ID)}: ${(err as Error).message}`);
+    if (stillStarted(e, cc, generation)) e.log(30, `comch consumer completion ${cc}: ${(err as Error).message}`);
   }
 }
 
@@ -455,12 +471,7 @@ export function consumerRang(e: Eu, c: number): void {
 export function pollConsumers(e: Eu): void {
   const dpa = e.dpa;
   for (let i = 0; i < dpa.layout.dims.objects; i++) {
-    if (dpa.load(i, OBJ.STATE) !== ObjState.STARTED || dpa.u32(i, OBJ.KIND) !== ObjKind.CONSUMER_COMPLETION) continue;
-    try {
-      notifyIfFilled(e, i, 'doca_comch_consumer_completion');
-    } catch (err) {
-      e.log(30, (err as Error).message);
-    }
+    if (dpa.load(i, OBJ.STATE) === ObjState.STARTED && dpa.u32(i, OBJ.KIND) === ObjKind.CONSUMER_COMPLETION) lookAt(e, i, 'doca_comch_consumer_completion');
   }
 }
 
