@@ -196,6 +196,7 @@ export function rpcAsync(dpa: Dpa, func: DpaFuncRef, args: (bigint | number)[]):
   return new Promise<bigint>((resolve, reject) => {
     const timer = setTimeout(() => {
       if (withdraw(r, slot)) settle(new DocaError('TIME_OUT', call, `no execution unit of ${dpa.name} took the call within ${RPC_QUEUE_MS} ms`));
+      else pump(r); // taken (the watchdog bounds it), or its state word is no state: pump ends the DPA then
     }, RPC_QUEUE_MS);
     timer.unref();
     const settle = (err?: DocaError) => {
