@@ -159,15 +159,18 @@ export class EuPool {
    */
   check(): string | undefined {
     if (this.fatalReason !== undefined || this.stopped) return this.fatalReason;
-    this.drain();
-    if (this.reported !== undefined || Atomics.load(this.o.segment.i32, H.STATE / 4) === DpaState.FATAL) {
+    // The ports and the units' threads are looked at every LIVENESS_MS (the loop's message events
+    // deliver in between), and at once when a unit says the DPA is fatal.
+    const fatalWord = Atomics.load(this.o.segment.i32, H.STATE / 4) === DpaState.FATAL;
+    const now = performance.now();
+    if (fatalWord || now >= this.nextLiveness) {
+      this.nextLiveness = now + LIVENESS_MS;
+      this.drain();
+      for (const unit of this.units) if (unit.ended === undefined && unit.thread && !isAlive(unit.thread)) unit.ended = 'ended without a word (its thread is gone)';
+    }
+    if (this.reported !== undefined || fatalWord) {
       this.fatal(this.reported ?? 'DPA code failed (see the log)');
       return this.fatalReason;
-    }
-    const now = performance.now();
-    if (now >= this.nextLiveness) {
-      this.nextLiveness = now + LIVENESS_MS;
-      for (const unit of this.units) if (unit.ended === undefined && unit.thread && !isAlive(unit.thread)) unit.ended = 'ended without a word (its thread is gone)';
     }
     const dead = this.units.find((u) => u.ended !== undefined);
     return dead ? this.crash(dead) : this.overrun();
