@@ -10,6 +10,8 @@
  * - corruption cells: one word that an execution unit or a peer writes is overwritten with a value it
  *   cannot hold: in the DPA segment (header, EU table, bitmaps, slots, object entries), the completion
  *   queue, the async ops list, the consumer completion's returned ring, the consumer's receive queue.
+ *   (A value that keeps every invariant, a position moved a little within its window, is what can't be
+ *   told from the truth: protocol.md's known gaps; the property test writes those too, for crashes.)
  *
  * What every cell checks: the CPU side never hangs (every wait is bounded) and never throws anything but
  * a DocaError; every message whose send completed is answered, in order and once, or an error says why
@@ -78,7 +80,7 @@ async function world(t: TestContext, point: bigint = 0n, how: bigint = 0n, after
   const clean = holdings();
   const dpa = startDpa(t, dev, 'crash');
   const run = dpa._running('test');
-  const channel = toDpaChannel(t, dpa, dev, { func: 'pong', answer: true, words: [point, how, after, 0n] });
+  const channel = toDpaChannel(t, dpa, dev, { func: 'pong', answer: true, words: [point, how, after, 0n, 0n] });
   dpa.rpc('post', channel.consumers[0]!.getDpaHandle(), 8n);
   // An async wait that stays posted (gate > 5), and a kernel gated on the same event: their words live.
   const gate = dpaEvent(dev, dpa, 'subscriber');
@@ -117,14 +119,15 @@ function guard(w: World, fn: () => unknown): string | undefined {
 }
 
 /**
- * Whether the cell's DPA thread spins for ever (a `spin` kill at one of its points): it answered its
- * `after` messages and runs still. What it holds is not answered, and only its stop says so (TIME_OUT).
+ * Whether the cell's DPA thread spins for ever (a `spin` kill at one of its points): it reached its kill
+ * point and runs still. What it holds is not answered, and only its stop says so (TIME_OUT).
  */
 function spinning(w: World): boolean {
-  const answered = new Uint8Array(8);
-  w.dpa.d2hMemcpy(answered, w.channel.args + 80n);
+  if (!w.spins || w.dpa.peekAtLastError() !== undefined) return false;
+  const dying = new Uint8Array(1);
+  w.dpa.d2hMemcpy(dying, w.channel.args + 88n); // pong sets it as it ends its unit
   const state = w.run.objects.state(w.channel.thread.index);
-  return w.spins && new DataView(answered.buffer).getBigUint64(0, true) >= 4n && (state === ThreadState.RUNNING || state === ThreadState.RUNNING_AGAIN);
+  return dying[0] === 1 && (state === ThreadState.RUNNING || state === ThreadState.RUNNING_AGAIN);
 }
 
 /** Sends `n` more numbered messages, retrying AGAIN (no credit) while the DPA lives, bounded. */
@@ -281,13 +284,13 @@ const WORDS: Word[] = [
   dpaWord('thread state', (r, w) => r.objects.at(thread(w), OBJ.STATE), () => 77, () => 5),
   dpaWord('thread fault', (r, w) => r.objects.at(thread(w), OBJ.FAULT), () => 77),
   dpaWord('cc armed', (r, w) => r.objects.at(cc(w), ATTACHED.ARMED), () => 77),
-  dpaWord('cc returned head', (r, w) => r.objects.at(cc(w), CONSUMER_COMPLETION.RET_HEAD), (v) => v + FAR, (v) => v - 3),
+  dpaWord('cc returned head', (r, w) => r.objects.at(cc(w), CONSUMER_COMPLETION.RET_HEAD), (v) => v + FAR, (v) => v - FAR),
   dpaWord('cc returned tail', (r, w) => r.objects.at(cc(w), CONSUMER_COMPLETION.RET_TAIL), (v) => v + FAR),
   dpaWord('cc cursor', (r, w) => r.objects.at(cc(w), CONSUMER_COMPLETION.CURSOR), () => -1),
-  dpaWord('consumer head', (r, w) => r.objects.at(consumer(w), CONSUMER.HEAD), (v) => v + FAR, (v) => v - 3),
-  dpaWord('consumer released', (r, w) => r.objects.at(consumer(w), CONSUMER.RELEASED), (v) => v - FAR, (v) => v + 3),
+  dpaWord('consumer head', (r, w) => r.objects.at(consumer(w), CONSUMER.HEAD), (v) => v + FAR, (v) => v - FAR),
+  dpaWord('consumer released', (r, w) => r.objects.at(consumer(w), CONSUMER.RELEASED), (v) => v - FAR, (v) => v + FAR),
   dpaWord('sent completion reserve', (r, w) => r.objects.at(sentCq(r, w), COMPLETION.RESERVE), (v) => v + FAR),
-  dpaWord('sent completion read', (r, w) => r.objects.at(sentCq(r, w), COMPLETION.READ), (v) => v + FAR, (v) => v - 3),
+  dpaWord('sent completion read', (r, w) => r.objects.at(sentCq(r, w), COMPLETION.READ), (v) => v + FAR, (v) => v - FAR),
   dpaWord('sent completion ack', (r, w) => r.objects.at(sentCq(r, w), COMPLETION.ACK), (v) => v - FAR),
   dpaWord('sent completion armed', (r, w) => r.objects.at(sentCq(r, w), ATTACHED.ARMED), () => 77),
   dpaWord('completion element sequence', (r, w) => r.view.u32(sentCq(r, w), COMPLETION.RING), () => -1, (v) => v + 8),
@@ -295,7 +298,7 @@ const WORDS: Word[] = [
   dpaWord('async ops wait event', (r, w) => waits(r, w) + 8, () => 0xffff, () => 1),
   dpaWord('returned ring consumer', returned, () => 0x7fffffff, (_v) => 0),
   dpaWord('returned ring position', (r, w) => returned(r, w) + 4, (v) => v + FAR),
-  { name: 'receive queue claim head', at: (w) => ({ i32: queue(w).i32, offset: Q.CLAIM_HEAD }), values: [(v) => v + FAR, (v) => v - 3] },
+  { name: 'receive queue claim head', at: (w) => ({ i32: queue(w).i32, offset: Q.CLAIM_HEAD }), values: [(v) => v + FAR, (v) => v - FAR] },
   { name: 'receive queue post tail', at: (w) => ({ i32: queue(w).i32, offset: Q.POST_TAIL }), values: [(v) => v + FAR] },
   { name: 'receive slot state', at: (w) => ({ i32: queue(w).i32, offset: Q.SLOTS }), values: [() => 77, () => Q.FILLED] },
   { name: 'receive slot claimer', at: (w) => ({ i32: queue(w).i32, offset: Q.SLOTS + Q.SLOT.CLAIMER }), values: [() => -1] },
@@ -309,7 +312,9 @@ describe('DPA hostility matrix: a word a unit or a peer writes is overwritten', 
         await traffic(w, MESSAGES / 2);
         await settle(w);
         const { i32, offset } = word.at(w);
-        Atomics.store(i32, offset / 4, value(Atomics.load(i32, offset / 4)));
+        const old = Atomics.load(i32, offset / 4);
+        Atomics.store(i32, offset / 4, value(old));
+        t.diagnostic(`overwrote ${old} with ${value(old)} at ${snapshot(w)}`);
         await traffic(w, MESSAGES / 2);
         guard(w, () => w.dpa.rpc('add', 1n, 2n)); // any call: it may fail, with a DocaError
         await finish(w);

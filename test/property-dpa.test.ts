@@ -133,7 +133,7 @@ test(`a DPA application with a hostile writer beside it: ${CASES} cases, zero cr
   };
 
   const makeWorld = (d: Dpa, made: (() => unknown)[]): World => {
-    const channel = toDpaChannel(fakeTest(t), d, dev, { func: 'sturdy_pong', answer: true, words: [0n, 0n, 0n, 0n] });
+    const channel = toDpaChannel(fakeTest(t), d, dev, { func: 'sturdy_pong', answer: true, words: [0n, 0n, 0n, 0n, 0n] });
     made.push(() => channel.close());
     const gate = dpaEvent(dev, d, 'subscriber');
     made.push(() => (gate.stop(), gate.destroy()));

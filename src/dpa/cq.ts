@@ -22,9 +22,19 @@ export const CompletionType = { SEND: 0x0, RECV_RDMA_WRITE_IMM: 0x1, RECV_SEND: 
 
 /** Activates the thread attached to object `index` if the object is armed (and disarms it). */
 export function notifyAttached(dpa: DpaView, index: number): void {
-  const armed = dpa.at(index, ATTACHED.ARMED) / 4;
-  if (Atomics.load(dpa.i32, armed) !== 1 || Atomics.compareExchange(dpa.i32, armed, 1, 0) !== 1) return;
+  if (!armed(dpa, index) || Atomics.compareExchange(dpa.i32, dpa.at(index, ATTACHED.ARMED) / 4, 1, 0) !== 1) return;
   activateAttached(dpa, index);
+}
+
+/**
+ * Whether completion context `index` is armed. Its word is 0 or 1; anything else (another thread
+ * wrote it) would keep its thread from ever being activated without a word: the context is ended.
+ */
+export function armed(dpa: DpaView, index: number): boolean {
+  const value = Atomics.load(dpa.i32, dpa.at(index, ATTACHED.ARMED) / 4);
+  if (value === 1) return true;
+  if (value !== 0) dpa.fault(index, 'UNEXPECTED', `its armed word holds ${value}, neither 0 nor 1: it could never activate its thread again`);
+  return false;
 }
 
 /**

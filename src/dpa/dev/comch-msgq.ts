@@ -21,7 +21,7 @@ import { AccessFlag } from '../../core/mmap.js';
 import { DocaError } from '../../core/error.js';
 import { openRemoteBell, releaseRemoteBell, type RemoteBell } from '../../fabric/doorbell.js';
 import { decodeDescriptor, descriptorKey, Segment, SEGMENT_HEADER_SIZE } from '../../fabric/segment.js';
-import { activateAttached, CompletionType, cqPending, postCqe, requestNotification } from '../cq.js';
+import { activateAttached, armed, CompletionType, cqPending, postCqe, requestNotification } from '../cq.js';
 import { withdrawPosted } from '../consumer-queue.js';
 import { OBJ, ObjKind } from '../layout.js';
 import { ATTACHED, COMPLETION, CONSUMER, CONSUMER_COMPLETION, MAX_QUEUE, ObjState, PRODUCER, RETURNED_SIZE } from '../objects.js';
@@ -443,9 +443,8 @@ export function sweepImm(e: Eu): void {
 
 /** Activates a completion context's thread if it is armed and a receive waits. */
 function notifyIfFilled(e: Eu, cc: number, call: string): void {
-  const armed = e.dpa.at(cc, ATTACHED.ARMED) / 4;
-  if (Atomics.load(e.dpa.i32, armed) !== 1 || !anyFilled(e, cc, call)) return;
-  if (Atomics.compareExchange(e.dpa.i32, armed, 1, 0) === 1) activateAttached(e.dpa, cc);
+  if (!armed(e.dpa, cc) || !anyFilled(e, cc, call)) return;
+  if (Atomics.compareExchange(e.dpa.i32, e.dpa.at(cc, ATTACHED.ARMED) / 4, 1, 0) === 1) activateAttached(e.dpa, cc);
 }
 
 /** @internal an EU was rung for DPA consumer `c`: a CPU producer filled its queue. */
