@@ -10,6 +10,7 @@ import type { Worker } from 'node:worker_threads';
 import { openDeviceByPci } from '../src/core/dev.js';
 import { DpaNotificationCompletion } from '../src/dpa/completion.js';
 import type { Dpa } from '../src/dpa/dpa.js';
+import { H } from '../src/dpa/layout.js';
 import { ThreadState } from '../src/dpa/objects.js';
 import { DpaThread } from '../src/dpa/thread.js';
 import { quietly, toDpaChannel } from './helpers/dpa-channel.js';
@@ -118,12 +119,14 @@ test('a unit terminated under work routed to it (a consumer completion\'s bell, 
   dpa.kernelLaunchUpdateAdd(wait, 1, undefined, 0n, 1, 'count', channel.counter.getDpaHandle(dpa));
   // The consumer's bell names unit `cc % units`; the waiter entry unit `event % units` (dpa/comch.ts, kernel.ts).
   const eu = channel.cc.index % 2;
+  const i32 = dpa._running('test').view.i32; // mapped until the DPA is destroyed
   await workerOf(dpa, eu).terminate();
   for (let i = 0; i < 3; i++) channel.send(new Uint8Array([2 + i]));
   wait.updateSet(1n);
   await eventually(() => channel.counter.get() === 5n || dpa.peekAtLastError() !== undefined, 'every message and the kernel counted, or the DPA fatal', 20_000);
   if (channel.counter.get() !== 5n) {
     assert.match(dpa.peekAtLastError()!.message, new RegExp(`worker of execution unit ${eu} exited with code 1`));
+    assert.equal(Atomics.load(i32, H.IDLE / 4) & (1 << eu), 0, 'the dead unit is not taken for an idle one');
     assert.notEqual(channel.send(new Uint8Array([9])), 'ok', 'a send to a consumer of a fatal DPA is refused');
   }
   assert.deepEqual(await channel.close(), [], 'every step of the teardown succeeds');

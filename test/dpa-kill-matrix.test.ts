@@ -70,7 +70,7 @@ function holdings(): () => void {
   };
 }
 
-async function world(t: TestContext, point: bigint = 0n, how: bigint = 0n, after = 4n): Promise<World> {
+async function makeWorld(t: TestContext, point: bigint = 0n, how: bigint = 0n, after = 4n): Promise<World> {
   dpaFabric(t, { numEus: 2, kernelMaxRunTimeMs: 1000 });
   const dev = openDeviceByPci('03:00.0');
   const errors: string[] = [];
@@ -91,29 +91,29 @@ async function world(t: TestContext, point: bigint = 0n, how: bigint = 0n, after
   ops.start();
   dpa.rpc('post_wait_gt', ops.getDpaHandle(), gate.getDpaHandle(dpa), 5n);
   dpa.kernelLaunchUpdateAdd(gate, 9, undefined, 0n, 1, 'count', channel.counter.getDpaHandle(dpa));
-  const w: World = { t, dpa, run, channel, errors, foreign: [], sent: 0, ops, clean, spins: point !== 0n && how === HOW.spin };
+  const cell: World = { t, dpa, run, channel, errors, foreign: [], sent: 0, ops, clean, spins: point !== 0n && how === HOW.spin };
   t.after(async () => {
-    for (const undo of [() => (ops.stop(), ops.destroy()), () => (cq.stop(), cq.destroy()), () => (gate.stop(), gate.destroy())]) guard(w, undo);
+    for (const undo of [() => (ops.stop(), ops.destroy()), () => (cq.stop(), cq.destroy()), () => (gate.stop(), gate.destroy())]) guard(cell, undo);
   });
-  (w as World & { teardown: () => Promise<string[]> }).teardown = async () => {
+  (cell as World & { teardown: () => Promise<string[]> }).teardown = async () => {
     const failures = await channel.close();
     for (const [what, undo] of [['async ops', () => (ops.stop(), ops.destroy())], ['completion', () => (cq.stop(), cq.destroy())], ['gate', () => (gate.stop(), gate.destroy())]] as const) {
-      const error = guard(w, undo);
+      const error = guard(cell, undo);
       if (error && !/BAD_STATE/.test(error)) failures.push(`${what}: ${error}`);
     }
     return failures;
   };
-  return w;
+  return cell;
 }
 
 /** Runs `fn`; a DocaError is returned as its code, anything else is recorded as foreign. */
-function guard(w: World, fn: () => unknown): string | undefined {
+function guard(cell: World, fn: () => unknown): string | undefined {
   try {
     fn();
     return undefined;
   } catch (err) {
     if (err instanceof DocaError) return err.code;
-    w.foreign.push(err instanceof Error ? `${err.name}: ${err.message}` : String(err));
+    cell.foreign.push(err instanceof Error ? `${err.name}: ${err.message}` : String(err));
     return 'foreign';
   }
 }
@@ -122,127 +122,127 @@ function guard(w: World, fn: () => unknown): string | undefined {
  * Whether the cell's DPA thread spins for ever (a `spin` kill at one of its points): it reached its kill
  * point and runs still. What it holds is not answered, and only its stop says so (TIME_OUT).
  */
-function spinning(w: World): boolean {
-  if (!w.spins || w.dpa.peekAtLastError() !== undefined) return false;
+function spinning(cell: World): boolean {
+  if (!cell.spins || cell.dpa.peekAtLastError() !== undefined) return false;
   const dying = new Uint8Array(1);
-  w.dpa.d2hMemcpy(dying, w.channel.args + 88n); // pong sets it as it ends its unit
-  const state = w.run.objects.state(w.channel.thread.index);
+  cell.dpa.d2hMemcpy(dying, cell.channel.args + 88n); // pong sets it as it ends its unit
+  const state = cell.run.objects.state(cell.channel.thread.index);
   return dying[0] === 1 && (state === ThreadState.RUNNING || state === ThreadState.RUNNING_AGAIN);
 }
 
 /** Sends `n` more numbered messages, retrying AGAIN (no credit) while the DPA lives, bounded. */
-async function traffic(w: World, n: number): Promise<void> {
+async function traffic(cell: World, n: number): Promise<void> {
   const deadline = performance.now() + WAIT_MS;
   for (let i = 0; i < n; ) {
     const imm = new Uint8Array(4);
-    new DataView(imm.buffer).setUint32(0, w.sent, true);
+    new DataView(imm.buffer).setUint32(0, cell.sent, true);
     let result = 'ok';
-    const error = guard(w, () => (result = w.channel.send(imm)));
+    const error = guard(cell, () => (result = cell.channel.send(imm)));
     if (error === undefined && result === 'ok') {
-      w.sent++;
+      cell.sent++;
       i++;
       continue;
     }
-    if (result !== 'DOCA_ERROR_AGAIN' || w.dpa.peekAtLastError() !== undefined || spinning(w) || performance.now() > deadline) return; // refused for good
-    guard(w, () => {
-      while (w.channel.pe.progress());
+    if (result !== 'DOCA_ERROR_AGAIN' || cell.dpa.peekAtLastError() !== undefined || spinning(cell) || performance.now() > deadline) return; // refused for good
+    guard(cell, () => {
+      while (cell.channel.pe.progress());
     });
-    await new Promise((r) => setTimeout(r, 1));
+    await new Promise((resolve) => setTimeout(resolve, 1));
   }
 }
 
 /** Whether some error was reported: the DPA's, an ended object's, an ERR log line, a failed send. */
-function errorShown(w: World): boolean {
-  if (w.dpa.peekAtLastError() !== undefined || w.errors.length > 0 || w.channel.failed.length > 0) return true;
-  for (let i = 0; i < w.run.layout.dims.objects; i++) if (Atomics.load(w.run.view.i32, w.run.objects.at(i, OBJ.FAULT) / 4) !== 0) return true;
+function errorShown(cell: World): boolean {
+  if (cell.dpa.peekAtLastError() !== undefined || cell.errors.length > 0 || cell.channel.failed.length > 0) return true;
+  for (let i = 0; i < cell.run.layout.dims.objects; i++) if (Atomics.load(cell.run.view.i32, cell.run.objects.at(i, OBJ.FAULT) / 4) !== 0) return true;
   return false;
 }
 
 /** The words that say where the ping-pong stands (for a wait that timed out). */
-function snapshot(w: World): string {
-  const r = w.run;
-  const i32 = r.view.i32;
-  const q = queue(w);
-  const c = w.channel;
+function snapshot(cell: World): string {
+  const run = cell.run;
+  const i32 = run.view.i32;
+  const receives = queue(cell);
+  const channel = cell.channel;
   const words = {
     state: Atomics.load(i32, H.STATE / 4),
     ready: Atomics.load(i32, H.READY / 4),
     idle: Atomics.load(i32, H.IDLE / 4),
-    work: [0, 1].map((e) => Atomics.load(i32, (r.layout.eu(e) + EU.RUNNING) / 4).toString(16)),
-    bits: Atomics.load(i32, r.layout.objectBits / 4).toString(16),
-    thread: r.objects.state(c.thread.index),
-    armed: r.objects.load(c.cc.index, ATTACHED.ARMED),
-    ret: [r.objects.load(c.cc.index, CONSUMER_COMPLETION.RET_HEAD), r.objects.load(c.cc.index, CONSUMER_COMPLETION.RET_TAIL)],
-    consumer: [r.objects.load(c.consumers[0]!.index, CONSUMER.RELEASED), r.objects.load(c.consumers[0]!.index, CONSUMER.HEAD), Atomics.load(q.i32, Q.CLAIM_HEAD / 4), Atomics.load(q.i32, Q.POST_TAIL / 4)],
-    answers: c.answers.length,
-    completed: c.completed,
+    work: [0, 1].map((e) => Atomics.load(i32, (run.layout.eu(e) + EU.RUNNING) / 4).toString(16)),
+    bits: Atomics.load(i32, run.layout.objectBits / 4).toString(16),
+    thread: run.objects.state(channel.thread.index),
+    armed: run.objects.load(channel.cc.index, ATTACHED.ARMED),
+    ret: [run.objects.load(channel.cc.index, CONSUMER_COMPLETION.RET_HEAD), run.objects.load(channel.cc.index, CONSUMER_COMPLETION.RET_TAIL)],
+    consumer: [run.objects.load(channel.consumers[0]!.index, CONSUMER.RELEASED), run.objects.load(channel.consumers[0]!.index, CONSUMER.HEAD), Atomics.load(receives.i32, Q.CLAIM_HEAD / 4), Atomics.load(receives.i32, Q.POST_TAIL / 4)],
+    answers: channel.answers.length,
+    completed: channel.completed,
   };
   return JSON.stringify(words);
 }
 
 /** Waits until every completed send is answered or an error is shown (bounded), then checks the answers. */
-async function settle(w: World): Promise<void> {
-  const answered = () => (guard(w, () => {
-    while (w.channel.pe.progress());
-  }), w.channel.answers.length >= w.channel.completed);
-  await eventually(() => answered() || errorShown(w) || spinning(w), () => `every completed message answered, or an error (${snapshot(w)})`, WAIT_MS);
+async function settle(cell: World): Promise<void> {
+  const answered = () => (guard(cell, () => {
+    while (cell.channel.pe.progress());
+  }), cell.channel.answers.length >= cell.channel.completed);
+  await eventually(() => answered() || errorShown(cell) || spinning(cell), () => `every completed message answered, or an error (${snapshot(cell)})`, WAIT_MS);
   // Answers are the messages sent, in order, each once (those after an error may be missing).
-  w.channel.answers.forEach((imm, i) => assert.equal(new DataView(imm.buffer, imm.byteOffset).getUint32(0, true), i, `answer ${i} out of order or twice`));
+  cell.channel.answers.forEach((imm, i) => assert.equal(new DataView(imm.buffer, imm.byteOffset).getUint32(0, true), i, `answer ${i} out of order or twice`));
 }
 
 /** The end of every cell: no message lost without an error, a teardown that succeeds, nothing left. */
-async function finish(w: World): Promise<void> {
-  await settle(w);
-  const shown = errorShown(w);
-  const lost = w.channel.completed - w.channel.answers.length;
-  const failures = await (w as World & { teardown: () => Promise<string[]> }).teardown();
-  w.t.diagnostic(`sent ${w.sent}, completed ${w.channel.completed}, answered ${w.channel.answers.length}; ${w.dpa.peekAtLastError()?.message ?? 'not fatal'}; ${w.errors.length} ERR lines; teardown: ${failures.join(', ') || 'clean'}`);
+async function finish(cell: World): Promise<void> {
+  await settle(cell);
+  const shown = errorShown(cell);
+  const lost = cell.channel.completed - cell.channel.answers.length;
+  const failures = await (cell as World & { teardown: () => Promise<string[]> }).teardown();
+  cell.t.diagnostic(`sent ${cell.sent}, completed ${cell.channel.completed}, answered ${cell.channel.answers.length}; ${cell.dpa.peekAtLastError()?.message ?? 'not fatal'}; ${cell.errors.length} ERR lines; teardown: ${failures.join(', ') || 'clean'}`);
   assert.ok(lost === 0 || shown || failures.length > 0, `${lost} completed messages were lost without an error`);
-  assert.doesNotThrow(() => w.dpa.destroy(), 'dpa.destroy() succeeds');
+  assert.doesNotThrow(() => cell.dpa.destroy(), 'dpa.destroy() succeeds');
   let timer: NodeJS.Timeout | undefined;
-  await Promise.race([w.dpa.exited(), new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('the units did not exit')), WAIT_MS)))]);
+  await Promise.race([cell.dpa.exited(), new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('the units did not exit')), WAIT_MS)))]);
   clearTimeout(timer);
-  assert.deepEqual(w.foreign, [], 'the CPU side threw only DocaErrors');
-  w.clean();
+  assert.deepEqual(cell.foreign, [], 'the CPU side threw only DocaErrors');
+  cell.clean();
 }
 
 describe('DPA kill matrix: a unit ends at each point, each way', () => {
   for (const how of Object.keys(HOW) as How[]) {
     for (const point of Object.keys(POINTS) as (keyof typeof POINTS)[]) {
       it(`${how} at the thread's ${point}`, { timeout: 60_000 }, async (t) => {
-        const w = await world(t, POINTS[point], HOW[how]);
-        await traffic(w, MESSAGES);
-        await finish(w);
+        const cell = await makeWorld(t, POINTS[point], HOW[how]);
+        await traffic(cell, MESSAGES);
+        await finish(cell);
       });
     }
     it(`${how} in a kernel`, { timeout: 60_000 }, async (t) => {
-      const w = await world(t);
-      await traffic(w, MESSAGES / 2);
-      guard(w, () => w.dpa.kernelLaunchUpdateSet(undefined, 0, undefined, 0n, 1, 'die_kernel', HOW[how]));
-      await eventually(() => w.dpa.peekAtLastError() !== undefined, 'the DPA to go fatal', WAIT_MS);
-      await traffic(w, MESSAGES / 2);
-      await finish(w);
+      const cell = await makeWorld(t);
+      await traffic(cell, MESSAGES / 2);
+      guard(cell, () => cell.dpa.kernelLaunchUpdateSet(undefined, 0, undefined, 0n, 1, 'die_kernel', HOW[how]));
+      await eventually(() => cell.dpa.peekAtLastError() !== undefined, 'the DPA to go fatal', WAIT_MS);
+      await traffic(cell, MESSAGES / 2);
+      await finish(cell);
     });
     it(`${how} in an RPC`, { timeout: 60_000 }, async (t) => {
-      const w = await world(t);
-      await traffic(w, MESSAGES / 2);
-      const call = w.dpa.rpcAsync('die', HOW[how]).then(
+      const cell = await makeWorld(t);
+      await traffic(cell, MESSAGES / 2);
+      const call = cell.dpa.rpcAsync('die', HOW[how]).then(
         () => 'returned',
         (err: unknown) => (err instanceof DocaError ? err.code : `foreign ${String(err)}`),
       );
       assert.equal(await call, 'DOCA_ERROR_DRIVER', 'the call fails with the DPA');
-      await traffic(w, MESSAGES / 2);
-      await finish(w);
+      await traffic(cell, MESSAGES / 2);
+      await finish(cell);
     });
     it(`${how} during the teardown`, { timeout: 60_000 }, async (t) => {
-      const w = await world(t);
-      const started = w.dpa.memAlloc(8);
-      w.dpa.memset(started, 0, 8);
-      w.dpa.kernelLaunchUpdateSet(undefined, 0, undefined, 0n, 1, 'die_at_stop', started, HOW[how]);
+      const cell = await makeWorld(t);
+      const started = cell.dpa.memAlloc(8);
+      cell.dpa.memset(started, 0, 8);
+      cell.dpa.kernelLaunchUpdateSet(undefined, 0, undefined, 0n, 1, 'die_at_stop', started, HOW[how]);
       const mark = new Uint8Array(1);
-      await eventually(() => (w.dpa.d2hMemcpy(mark, started), mark[0] === 1), 'the kernel to wait for the stop');
-      await traffic(w, MESSAGES);
-      await finish(w);
+      await eventually(() => (cell.dpa.d2hMemcpy(mark, started), mark[0] === 1), 'the kernel to wait for the stop');
+      await traffic(cell, MESSAGES);
+      await finish(cell);
     });
   }
 });
@@ -250,22 +250,22 @@ describe('DPA kill matrix: a unit ends at each point, each way', () => {
 /** A word to corrupt: where it is in which segment, and the values it cannot hold (from what it holds). */
 interface Word {
   name: string;
-  at(w: World): { i32: Int32Array; offset: number };
+  at(cell: World): { i32: Int32Array; offset: number };
   values: ((old: number) => number)[];
 }
 
 const FAR = 1 << 30;
-const dpaWord = (name: string, offset: (r: DpaRun, w: World) => number, ...values: ((old: number) => number)[]): Word => ({ name, at: (w) => ({ i32: w.run.view.i32, offset: offset(w.run, w) }), values });
-const queue = (w: World): Segment => (w.channel.consumers[0] as unknown as { queue: { segment: Segment } }).queue.segment;
-const cc = (w: World) => w.channel.cc.index;
-const consumer = (w: World) => w.channel.consumers[0]!.index;
-const thread = (w: World) => w.channel.thread.index;
-const sentCq = (r: DpaRun, _w: World) => {
-  for (let i = 0; i < r.layout.dims.objects; i++) if (r.view.u32(i, OBJ.KIND) === ObjKind.COMPLETION && r.objects.state(i) === ObjState.STARTED && r.view.u32(i, COMPLETION.SIZE) === 8) return i;
+const dpaWord = (name: string, offset: (run: DpaRun, cell: World) => number, ...values: ((old: number) => number)[]): Word => ({ name, at: (cell) => ({ i32: cell.run.view.i32, offset: offset(cell.run, cell) }), values });
+const queue = (cell: World): Segment => (cell.channel.consumers[0] as unknown as { queue: { segment: Segment } }).queue.segment;
+const cc = (cell: World) => cell.channel.cc.index;
+const consumer = (cell: World) => cell.channel.consumers[0]!.index;
+const thread = (cell: World) => cell.channel.thread.index;
+const sentCq = (run: DpaRun, _cell: World) => {
+  for (let i = 0; i < run.layout.dims.objects; i++) if (run.view.u32(i, OBJ.KIND) === ObjKind.COMPLETION && run.objects.state(i) === ObjState.STARTED && run.view.u32(i, COMPLETION.SIZE) === 8) return i;
   throw new Error('no sent completion');
 };
-const returned = (r: DpaRun, w: World) => r.view.u32(cc(w), CONSUMER_COMPLETION.RETURNED);
-const waits = (r: DpaRun, w: World) => r.view.u32(w.ops.index, ASYNC_OPS.LIST);
+const returned = (run: DpaRun, cell: World) => run.view.u32(cc(cell), CONSUMER_COMPLETION.RETURNED);
+const waits = (run: DpaRun, cell: World) => run.view.u32(cell.ops.index, ASYNC_OPS.LIST);
 
 const WORDS: Word[] = [
   dpaWord('header state', () => H.STATE, () => 77),
@@ -274,50 +274,50 @@ const WORDS: Word[] = [
   dpaWord('header units up', () => H.EUS_UP, () => -7),
   dpaWord('header wake cursor', () => H.WAKE_CURSOR, () => 0x7fffffff),
   dpaWord('header gated count', () => H.GATED, () => -1),
-  dpaWord('unit 0 work word', (r) => r.layout.eu(0) + EU.RUNNING, () => (3 << 24) | 63, () => (1 << 24) | 0xffff),
-  dpaWord('unit 0 left word', (r) => r.layout.eu(0) + EU.LEFT, () => 1),
-  dpaWord('unit 1 bell reference', (r) => r.layout.eu(1) + EU.BELL, () => 0, () => 77),
-  dpaWord('thread ready bitmap', (r) => r.layout.objectBits, () => -1),
-  dpaWord('wait bitmap', (r) => r.layout.waitBits, () => -1),
-  dpaWord('launch slot state', (r) => r.layout.launch(0), () => 77, () => 3),
-  dpaWord('RPC slot state', (r) => r.layout.rpc(1), () => 2, () => 77),
-  dpaWord('thread state', (r, w) => r.objects.at(thread(w), OBJ.STATE), () => 77, () => 5),
-  dpaWord('thread fault', (r, w) => r.objects.at(thread(w), OBJ.FAULT), () => 77),
-  dpaWord('cc armed', (r, w) => r.objects.at(cc(w), ATTACHED.ARMED), () => 77),
-  dpaWord('cc returned head', (r, w) => r.objects.at(cc(w), CONSUMER_COMPLETION.RET_HEAD), (v) => v + FAR, (v) => v - FAR),
-  dpaWord('cc returned tail', (r, w) => r.objects.at(cc(w), CONSUMER_COMPLETION.RET_TAIL), (v) => v + FAR),
-  dpaWord('cc cursor', (r, w) => r.objects.at(cc(w), CONSUMER_COMPLETION.CURSOR), () => -1),
-  dpaWord('consumer head', (r, w) => r.objects.at(consumer(w), CONSUMER.HEAD), (v) => v + FAR, (v) => v - FAR),
-  dpaWord('consumer released', (r, w) => r.objects.at(consumer(w), CONSUMER.RELEASED), (v) => v - FAR, (v) => v + FAR),
-  dpaWord('sent completion reserve', (r, w) => r.objects.at(sentCq(r, w), COMPLETION.RESERVE), (v) => v + FAR),
-  dpaWord('sent completion read', (r, w) => r.objects.at(sentCq(r, w), COMPLETION.READ), (v) => v + FAR, (v) => v - FAR),
-  dpaWord('sent completion ack', (r, w) => r.objects.at(sentCq(r, w), COMPLETION.ACK), (v) => v - FAR),
-  dpaWord('sent completion armed', (r, w) => r.objects.at(sentCq(r, w), ATTACHED.ARMED), () => 77),
-  dpaWord('completion element sequence', (r, w) => r.view.u32(sentCq(r, w), COMPLETION.RING), () => -1, (v) => v + 8),
+  dpaWord('unit 0 work word', (run) => run.layout.eu(0) + EU.RUNNING, () => (3 << 24) | 63, () => (1 << 24) | 0xffff),
+  dpaWord('unit 0 left word', (run) => run.layout.eu(0) + EU.LEFT, () => 1),
+  dpaWord('unit 1 bell reference', (run) => run.layout.eu(1) + EU.BELL, () => 0, () => 77),
+  dpaWord('thread ready bitmap', (run) => run.layout.objectBits, () => -1),
+  dpaWord('wait bitmap', (run) => run.layout.waitBits, () => -1),
+  dpaWord('launch slot state', (run) => run.layout.launch(0), () => 77, () => 3),
+  dpaWord('RPC slot state', (run) => run.layout.rpc(1), () => 2, () => 77),
+  dpaWord('thread state', (run, cell) => run.objects.at(thread(cell), OBJ.STATE), () => 77, () => 5),
+  dpaWord('thread fault', (run, cell) => run.objects.at(thread(cell), OBJ.FAULT), () => 77),
+  dpaWord('cc armed', (run, cell) => run.objects.at(cc(cell), ATTACHED.ARMED), () => 77),
+  dpaWord('cc returned head', (run, cell) => run.objects.at(cc(cell), CONSUMER_COMPLETION.RET_HEAD), (v) => v + FAR, (v) => v - FAR),
+  dpaWord('cc returned tail', (run, cell) => run.objects.at(cc(cell), CONSUMER_COMPLETION.RET_TAIL), (v) => v + FAR),
+  dpaWord('cc cursor', (run, cell) => run.objects.at(cc(cell), CONSUMER_COMPLETION.CURSOR), () => -1),
+  dpaWord('consumer head', (run, cell) => run.objects.at(consumer(cell), CONSUMER.HEAD), (v) => v + FAR, (v) => v - FAR),
+  dpaWord('consumer released', (run, cell) => run.objects.at(consumer(cell), CONSUMER.RELEASED), (v) => v - FAR, (v) => v + FAR),
+  dpaWord('sent completion reserve', (run, cell) => run.objects.at(sentCq(run, cell), COMPLETION.RESERVE), (v) => v + FAR),
+  dpaWord('sent completion read', (run, cell) => run.objects.at(sentCq(run, cell), COMPLETION.READ), (v) => v + FAR, (v) => v - FAR),
+  dpaWord('sent completion ack', (run, cell) => run.objects.at(sentCq(run, cell), COMPLETION.ACK), (v) => v - FAR),
+  dpaWord('sent completion armed', (run, cell) => run.objects.at(sentCq(run, cell), ATTACHED.ARMED), () => 77),
+  dpaWord('completion element sequence', (run, cell) => run.view.u32(sentCq(run, cell), COMPLETION.RING), () => -1, (v) => v + 8),
   dpaWord('async ops wait state', waits, () => 77, () => 0),
-  dpaWord('async ops wait event', (r, w) => waits(r, w) + 8, () => 0xffff, () => 1),
+  dpaWord('async ops wait event', (run, cell) => waits(run, cell) + 8, () => 0xffff, () => 1),
   dpaWord('returned ring consumer', returned, () => 0x7fffffff, (_v) => 0),
-  dpaWord('returned ring position', (r, w) => returned(r, w) + 4, (v) => v + FAR),
-  { name: 'receive queue claim head', at: (w) => ({ i32: queue(w).i32, offset: Q.CLAIM_HEAD }), values: [(v) => v + FAR, (v) => v - FAR] },
-  { name: 'receive queue post tail', at: (w) => ({ i32: queue(w).i32, offset: Q.POST_TAIL }), values: [(v) => v + FAR] },
-  { name: 'receive slot state', at: (w) => ({ i32: queue(w).i32, offset: Q.SLOTS }), values: [() => 77, () => Q.FILLED] },
-  { name: 'receive slot claimer', at: (w) => ({ i32: queue(w).i32, offset: Q.SLOTS + Q.SLOT.CLAIMER }), values: [() => -1] },
+  dpaWord('returned ring position', (run, cell) => returned(run, cell) + 4, (v) => v + FAR),
+  { name: 'receive queue claim head', at: (cell) => ({ i32: queue(cell).i32, offset: Q.CLAIM_HEAD }), values: [(v) => v + FAR, (v) => v - FAR] },
+  { name: 'receive queue post tail', at: (cell) => ({ i32: queue(cell).i32, offset: Q.POST_TAIL }), values: [(v) => v + FAR] },
+  { name: 'receive slot state', at: (cell) => ({ i32: queue(cell).i32, offset: Q.SLOTS }), values: [() => 77, () => Q.FILLED] },
+  { name: 'receive slot claimer', at: (cell) => ({ i32: queue(cell).i32, offset: Q.SLOTS + Q.SLOT.CLAIMER }), values: [() => -1] },
 ];
 
 describe('DPA hostility matrix: a word a unit or a peer writes is overwritten', () => {
   for (const word of WORDS) {
     word.values.forEach((value, k) => {
       it(`${word.name} (${k === 0 ? 'first' : 'second'} bad value)`, { timeout: 60_000 }, async (t) => {
-        const w = await world(t);
-        await traffic(w, MESSAGES / 2);
-        await settle(w);
-        const { i32, offset } = word.at(w);
+        const cell = await makeWorld(t);
+        await traffic(cell, MESSAGES / 2);
+        await settle(cell);
+        const { i32, offset } = word.at(cell);
         const old = Atomics.load(i32, offset / 4);
         Atomics.store(i32, offset / 4, value(old));
-        t.diagnostic(`overwrote ${old} with ${value(old)} at ${snapshot(w)}`);
-        await traffic(w, MESSAGES / 2);
-        guard(w, () => w.dpa.rpc('add', 1n, 2n)); // any call: it may fail, with a DocaError
-        await finish(w);
+        t.diagnostic(`overwrote ${old} with ${value(old)} at ${snapshot(cell)}`);
+        await traffic(cell, MESSAGES / 2);
+        guard(cell, () => cell.dpa.rpc('add', 1n, 2n)); // any call: it may fail, with a DocaError
+        await finish(cell);
       });
     });
   }

@@ -10,7 +10,8 @@
  * the DPA) with DOCA errors; the world is then torn down, which must succeed, and built again. At the
  * end nothing is left: no unit thread, segment or fd.
  *
- * Replay a failure with SOFTDPU_FC_SEED=<seed> (printed with the property).
+ * Replay a failure with SOFTDPU_FC_SEED=<seed> (printed with the property); SOFTDPU_DPA_CASES=<n> runs
+ * another number of cases (10 000 by default, about 30 s).
  */
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
@@ -99,7 +100,7 @@ test(`a DPA application with a hostile writer beside it: ${CASES} cases, zero cr
   const stepFailures = new Set<string>();
   const stats = { cases: 0, worlds: 0, dpas: 0, fatal: 0, ended: 0, stalled: 0, timeouts: 0 };
   let dpa: Dpa | undefined;
-  let world: World | undefined;
+  let current: World | undefined;
 
   /** Runs `fn`; a DocaError is fine (its code), anything else is a crash of the CPU side. */
   const guard = <T>(what: string, fn: () => T): T | string => {
@@ -113,18 +114,18 @@ test(`a DPA application with a hostile writer beside it: ${CASES} cases, zero cr
   };
 
   const startDpa = (): Dpa => {
-    const d = Dpa.create(dev);
-    d.setApp(DpaApp.create(appPath('sturdy')));
-    d.start();
+    const target = Dpa.create(dev);
+    target.setApp(DpaApp.create(appPath('sturdy')));
+    target.start();
     stats.dpas++;
-    return d;
+    return target;
   };
 
   /** A world on `d`; undefined if `d` went fatal while it was built (what was made is gone again). */
-  const build = async (d: Dpa): Promise<World | undefined> => {
+  const build = async (target: Dpa): Promise<World | undefined> => {
     const made: (() => unknown)[] = [];
     try {
-      return makeWorld(d, made);
+      return makeWorld(target, made);
     } catch (err) {
       if (!(err instanceof DocaError)) throw err;
       for (const undo of made.reverse()) await guard('undo', undo);
@@ -132,92 +133,91 @@ test(`a DPA application with a hostile writer beside it: ${CASES} cases, zero cr
     }
   };
 
-  const makeWorld = (d: Dpa, made: (() => unknown)[]): World => {
-    const channel = toDpaChannel(fakeTest(t), d, dev, { func: 'sturdy_pong', answer: true, words: [0n, 0n, 0n, 0n, 0n] });
+  const makeWorld = (target: Dpa, made: (() => unknown)[]): World => {
+    const channel = toDpaChannel(fakeTest(t), target, dev, { func: 'sturdy_pong', answer: true, words: [0n, 0n, 0n, 0n, 0n] });
     made.push(() => channel.close());
-    const gate = dpaEvent(dev, d, 'subscriber');
+    const gate = dpaEvent(dev, target, 'subscriber');
     made.push(() => (gate.stop(), gate.destroy()));
-    const done = dpaEvent(dev, d, 'publisher');
+    const done = dpaEvent(dev, target, 'publisher');
     made.push(() => (done.stop(), done.destroy()));
-    const opsCq = DpaCompletion.create(d, 4);
+    const opsCq = DpaCompletion.create(target, 4);
     made.push(() => opsCq.destroy());
     opsCq.start();
     made.push(() => opsCq.stop());
-    const ops = DpaAsyncOps.create(d, 4, 9);
+    const ops = DpaAsyncOps.create(target, 4, 9);
     made.push(() => ops.destroy());
     ops.attach(opsCq);
     ops.start();
     made.push(() => ops.stop());
-    const run = d._running('test');
-    const c = channel;
-    const objects = [c.thread, c.cc, ...c.consumers, c.dpaProducer!, c.sent!, ops, opsCq].map((o) => o.index).concat([...run.events.values()].map((e) => e.index), run.self);
+    const run = target._running('test');
+    const objects = [channel.thread, channel.cc, ...channel.consumers, channel.dpaProducer!, channel.sent!, ops, opsCq].map((o) => o.index).concat([...run.events.values()].map((e) => e.index), run.self);
     stats.worlds++;
     const tables = [
       { name: 'object table', i32: run.view.i32, offset: run.layout.objects, bytes: run.layout.dims.objects * OBJECT_SIZE },
       { name: 'arena', i32: run.view.i32, offset: run.layout.arena, bytes: run.layout.dims.arena },
     ];
-    const w: World = { dpa: d, run, channel, ops, opsCq, gate, done, regions: regionsOf(run, channel, objects, ops, opsCq), tables, objects, damaged: false, age: 0 };
+    const world: World = { dpa: target, run, channel, ops, opsCq, gate, done, regions: regionsOf(run, channel, objects, ops, opsCq), tables, objects, damaged: false, age: 0 };
     // The first credits; the DPA may have gone fatal meanwhile (its units act on their own): then the
     // world is torn down with it, like any other.
-    w.damaged = guard('post', () => d.rpc('post', channel.consumers[0]!.getDpaHandle(), 8n)) !== 0n;
-    return w;
+    world.damaged = guard('post', () => target.rpc('post', channel.consumers[0]!.getDpaHandle(), 8n)) !== 0n;
+    return world;
   };
 
   /** Tears a world down (every step may fail with a DocaError, none with anything else). */
-  const teardown = async (w: World): Promise<void> => {
-    const failures = await w.channel.close().catch((err: unknown) => [`close: ${String(err)}`]);
+  const teardown = async (world: World): Promise<void> => {
+    const failures = await world.channel.close().catch((err: unknown) => [`close: ${String(err)}`]);
     for (const f of failures) if (!/DOCA_ERROR_/.test(f)) foreign.push(`teardown ${f}`);
     for (const f of failures) stepFailures.add(f);
     if (failures.some((f) => /TIME_OUT/.test(f))) stats.timeouts++;
     // A stop may be refused (what it stops was ended); the destroy after it must not: every object must
     // go, or the DPA cannot stop.
-    for (const o of [w.ops, w.opsCq, w.gate, w.done]) {
+    for (const o of [world.ops, world.opsCq, world.gate, world.done]) {
       guard('teardown stop', () => o.stop());
       guard('teardown destroy', () => o.destroy());
     }
   };
 
-  const endDpa = async (d: Dpa): Promise<void> => {
+  const endDpa = async (target: Dpa): Promise<void> => {
     // Whatever the writer did, the DPA comes down (its objects were destroyed): a refusal is a failure.
     try {
-      d.destroy();
+      target.destroy();
     } catch (err) {
       foreign.push(`dpa.destroy: ${(err as Error).message} (teardown steps that failed: ${[...stepFailures].join('; ')})`);
       return; // its units still run: waiting for them would hang
     }
-    await d.exited();
+    await target.exited();
   };
 
   /** Ends the fatal DPA and its world (which must succeed); the next case starts a new one. */
   const recycle = async (): Promise<void> => {
     stats.fatal++;
-    if (world) await teardown(world);
+    if (current) await teardown(current);
     if (dpa) await endDpa(dpa);
-    dpa = world = undefined;
+    dpa = current = undefined;
   };
 
-  const ended = (w: World): boolean => w.objects.some((i) => Atomics.load(w.run.view.i32, w.run.objects.at(i, OBJ.FAULT) / 4) !== 0);
+  const ended = (world: World): boolean => world.objects.some((i) => Atomics.load(world.run.view.i32, world.run.objects.at(i, OBJ.FAULT) / 4) !== 0);
 
   /** The arguments of `poke`: cc, consumer, producer, CPU consumer id, async ops, event, completion; undefined if a handle is refused. */
-  const pokeArgs = (w: World): bigint[] | undefined => {
-    const c = w.channel;
-    const args = [() => c.cc.getDpaHandle(), () => c.consumers[0]!.getDpaHandle(), () => 0n, () => 0n, () => w.ops.getDpaHandle(), () => w.gate.getDpaHandle(w.dpa), () => w.opsCq.getDpaHandle()].map((h) => guard('handle', h));
+  const pokeArgs = (world: World): bigint[] | undefined => {
+    const { cc, consumers } = world.channel;
+    const args = [() => cc.getDpaHandle(), () => consumers[0]!.getDpaHandle(), () => 0n, () => 0n, () => world.ops.getDpaHandle(), () => world.gate.getDpaHandle(world.dpa), () => world.opsCq.getDpaHandle()].map((h) => guard('handle', h));
     return args.every((a) => typeof a === 'bigint') ? (args as bigint[]) : undefined;
   };
 
-  const ping = async (w: World): Promise<void> => {
-    const answers = w.channel.answers.length;
-    const sent = guard('send', () => w.channel.send(new Uint8Array([stats.cases & 0xff])));
-    if (sent !== 'ok') return void (w.damaged = true);
+  const ping = async (world: World): Promise<void> => {
+    const answers = world.channel.answers.length;
+    const sent = guard('send', () => world.channel.send(new Uint8Array([stats.cases & 0xff])));
+    if (sent !== 'ok') return void (world.damaged = true);
     const deadline = performance.now() + ANSWER_MS;
-    while (w.channel.answers.length === answers) {
+    while (world.channel.answers.length === answers) {
       guard('progress', () => {
-        while (w.channel.pe.progress());
+        while (world.channel.pe.progress());
       });
-      if (ended(w) || w.dpa.peekAtLastError() !== undefined) return void (w.damaged = true); // no answer to wait for
+      if (ended(world) || world.dpa.peekAtLastError() !== undefined) return void (world.damaged = true); // no answer to wait for
       if (performance.now() > deadline) {
         stats.stalled++;
-        return void (w.damaged = true);
+        return void (world.damaged = true);
       }
       await new Promise((r) => setImmediate(r));
     }
@@ -240,43 +240,43 @@ test(`a DPA application with a hostile writer beside it: ${CASES} cases, zero cr
       // A DPA that went fatal after the last case looked (its units act on their own) is replaced.
       if (dpa?.peekAtLastError()) await recycle();
       dpa ??= startDpa();
-      world ??= await build(dpa);
-      if (!world) return void (await recycle()); // the DPA went fatal under the set-up
-      const w = world;
+      current ??= await build(dpa);
+      if (!current) return void (await recycle()); // the DPA went fatal under the set-up
+      const world = current;
       for (const { region, word, value } of writes) {
-        const r = region === -1 ? w.tables[0]! : region === -2 ? w.tables[1]! : w.regions[region % w.regions.length]!;
-        const at = r.offset + ((word % Math.max(1, r.bytes >>> 2)) << 2);
-        if (at >= 0 && at + 4 <= r.i32.byteLength) Atomics.store(r.i32, at >>> 2, value);
+        const where = region === -1 ? world.tables[0]! : region === -2 ? world.tables[1]! : world.regions[region % world.regions.length]!;
+        const at = where.offset + ((word % Math.max(1, where.bytes >>> 2)) << 2);
+        if (at >= 0 && at + 4 <= where.i32.byteLength) Atomics.store(where.i32, at >>> 2, value);
       }
-      if (action === 'ping') await ping(w);
-      const args = action === 'rpc' || action === 'kernel' ? pokeArgs(w) : undefined;
-      if (action === 'rpc' && args) guard('rpc', () => w.dpa.rpc('poke', ...args));
+      if (action === 'ping') await ping(world);
+      const args = action === 'rpc' || action === 'kernel' ? pokeArgs(world) : undefined;
+      if (action === 'rpc' && args) guard('rpc', () => world.dpa.rpc('poke', ...args));
       if (action === 'kernel' && args) {
-        const before = w.done.get();
-        guard('launch', () => w.dpa.kernelLaunchUpdateAdd(undefined, 0, w.done, 1n, 2, 'poke', ...args));
+        const before = world.done.get();
+        guard('launch', () => world.dpa.kernelLaunchUpdateAdd(undefined, 0, world.done, 1n, 2, 'poke', ...args));
         const deadline = performance.now() + ANSWER_MS;
-        while (w.done.get() === before && w.dpa.peekAtLastError() === undefined && performance.now() < deadline) await new Promise((r) => setImmediate(r));
+        while (world.done.get() === before && world.dpa.peekAtLastError() === undefined && performance.now() < deadline) await new Promise((r) => setImmediate(r));
       }
       assert.deepEqual(foreign, [], 'the CPU side threw only DocaErrors');
-      const error = w.dpa.peekAtLastError();
+      const error = world.dpa.peekAtLastError();
       assert.ok(error === undefined || !CRASH.test(error.message), `a crash, not a DOCA error: ${error?.message}`);
       // An ended object stays in the world (later cases meet it, and pile more writes on it) until the next
       // ping; a world is built again then, after a ping that failed (refused, or unanswered within
       // ANSWER_MS), or after AGE cases.
-      if (writes.length > 0 && ended(w)) stats.ended++;
-      if (++w.age >= AGE) w.damaged = true;
+      if (writes.length > 0 && ended(world)) stats.ended++;
+      if (++world.age >= AGE) world.damaged = true;
       if (error) {
         await recycle();
-      } else if (w.damaged) {
-        await teardown(w);
-        world = undefined;
+      } else if (world.damaged) {
+        await teardown(world);
+        current = undefined;
       }
       assert.deepEqual(foreign, [], 'the teardown threw only DocaErrors');
     }),
     CASES,
     540_000,
   );
-  if (world) await teardown(world);
+  if (current) await teardown(current);
   if (dpa) await endDpa(dpa);
   t.diagnostic(JSON.stringify(stats));
   t.diagnostic(`teardown steps that failed with a DOCA error: ${[...stepFailures].join('; ') || 'none'}`);

@@ -172,7 +172,7 @@ export class EuPool {
       this.fatal(this.reported ?? 'DPA code failed (see the log)');
       return this.fatalReason;
     }
-    const dead = this.units.find((u) => u.ended !== undefined);
+    const dead = this.units.find((unit) => unit.ended !== undefined);
     return dead ? this.crash(dead) : this.overrun();
   }
 
@@ -200,7 +200,7 @@ export class EuPool {
     const grace = this.fatalReason === undefined ? STOP_GRACE_MS : FATAL_GRACE_MS;
     const done = () => {
       this.drain();
-      return Atomics.load(i32, H.EUS_UP / 4) <= 0 || this.units.every((u) => this.left(u) || u.ended !== undefined || (u.thread !== undefined && !isAlive(u.thread)) || this.stuck(u));
+      return Atomics.load(i32, H.EUS_UP / 4) <= 0 || this.units.every((unit) => this.left(unit) || unit.ended !== undefined || (unit.thread !== undefined && !isAlive(unit.thread)) || this.stuck(unit));
     };
     this.o.bell.waitSync(done, grace, SLICE_MS, () => this.ringAll());
     for (const unit of this.units) {
@@ -216,7 +216,7 @@ export class EuPool {
   /** Resolves once every worker thread has exited (keeping the event loop alive until then). */
   exited(): Promise<void> {
     for (const unit of this.units) unit.worker.ref(); // unreferenced while running; waiting for the exit must hold the loop
-    return Promise.all(this.units.map((u) => u.exited)).then(() => {});
+    return Promise.all(this.units.map((unit) => unit.exited)).then(() => {});
   }
 
   /** Whether unit `unit` runs a DPA thread that was destroyed (its stop timed out): it does not come back. */

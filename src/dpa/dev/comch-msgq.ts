@@ -156,16 +156,16 @@ function consumersOf(e: Eu, cc: number, call: string): number[] {
 }
 
 /**
- * What waits at consumer `c`'s head (its oldest receive not yet returned): the byte offset of a filled
+ * What waits at `consumer`'s head (its oldest receive not yet returned): the byte offset of a filled
  * one, DEAD for one a producer claimed and died before filling, or -1 for nothing yet.
  */
-function atHead(e: Eu, c: number, q: Queue, call: string): number {
-  if (!positionsHold(e, c, q, call)) return -1;
-  const head = e.dpa.load(c, CONSUMER.HEAD);
-  if (head === Atomics.load(q.i32, Q.POST_TAIL / 4)) return -1;
-  const at = slotAt(q, head);
-  if (Atomics.load(q.i32, at / 4) === Q.FILLED) return at;
-  return claimDead(e, c, q, head, at, call) ? DEAD : -1;
+function atHead(eu: Eu, consumer: number, queue: Queue, call: string): number {
+  if (!positionsHold(eu, consumer, queue, call)) return -1;
+  const head = eu.dpa.load(consumer, CONSUMER.HEAD);
+  if (head === Atomics.load(queue.i32, Q.POST_TAIL / 4)) return -1;
+  const at = slotAt(queue, head);
+  if (Atomics.load(queue.i32, at / 4) === Q.FILLED) return at;
+  return claimDead(eu, consumer, queue, head, at, call) ? DEAD : -1;
 }
 const DEAD = -2;
 
@@ -182,7 +182,7 @@ function anyFilled(e: Eu, cc: number, call: string): boolean {
 }
 
 /** Whether object `index` is still started at `generation` (its owner did not stop or destroy it meanwhile). */
-const stillStarted = (e: Eu, index: number, generation: number): boolean => e.dpa.load(index, OBJ.GEN) === generation && e.dpa.load(index, OBJ.STATE) === ObjState.STARTED;
+const stillStarted = (eu: Eu, index: number, generation: number): boolean => eu.dpa.load(index, OBJ.GEN) === generation && eu.dpa.load(index, OBJ.STATE) === ObjState.STARTED;
 
 /**
  * Completion context `cc`'s ring of returned receives, checked: in the arena, and its head and tail no
@@ -204,113 +204,113 @@ function returnedRing(e: Eu, cc: number, call: string): { max: number; base: num
 }
 
 /**
- * Consumer `c`'s positions, which only move forward, each behind the next: released <= head (next to
+ * `consumer`'s positions, which only move forward, each behind the next: released <= head (next to
  * return) <= claim head (producers') <= post tail, and no more posted than the queue holds. Anything
  * else ends the consumer (a receive could be returned twice, or a producer's fill never found); false then.
  */
-function positionsHold(e: Eu, c: number, q: Queue, call: string): boolean {
-  const released = e.dpa.load(c, CONSUMER.RELEASED);
-  const head = e.dpa.load(c, CONSUMER.HEAD);
-  const claimed = Atomics.load(q.i32, Q.CLAIM_HEAD / 4);
-  const tail = Atomics.load(q.i32, Q.POST_TAIL / 4);
-  if (((head - released) | 0) >= 0 && ((claimed - head) | 0) >= 0 && ((tail - claimed) | 0) >= 0 && ((tail - released) | 0) <= q.slots) return true;
-  endConsumer(e, c, q, `its positions are impossible (released ${released >>> 0}, next ${head >>> 0}, claimed ${claimed >>> 0}, posted ${tail >>> 0} in ${q.slots} slots)`, call);
+function positionsHold(eu: Eu, consumer: number, queue: Queue, call: string): boolean {
+  const released = eu.dpa.load(consumer, CONSUMER.RELEASED);
+  const head = eu.dpa.load(consumer, CONSUMER.HEAD);
+  const claimed = Atomics.load(queue.i32, Q.CLAIM_HEAD / 4);
+  const tail = Atomics.load(queue.i32, Q.POST_TAIL / 4);
+  if (((head - released) | 0) >= 0 && ((claimed - head) | 0) >= 0 && ((tail - claimed) | 0) >= 0 && ((tail - released) | 0) <= queue.slots) return true;
+  endConsumer(eu, consumer, queue, `its positions are impossible (released ${released >>> 0}, next ${head >>> 0}, claimed ${claimed >>> 0}, posted ${tail >>> 0} in ${queue.slots} slots)`, call);
   return false;
 }
 
 /** A filled receive that no immediate-only receive can be: what is wrong with it, or undefined. */
-function badFill(e: Eu, c: number, q: Queue, at: number): string | undefined {
-  const immLen = q.view.getUint32(at + Q.SLOT.IMM_LEN, true);
-  if (q.view.getUint32(at + Q.SLOT.LENGTH, true) !== 0) return 'a producer wrote bytes into an immediate-only receive';
-  if (immLen > Math.min(MAX_IMM, e.dpa.u32(c, CONSUMER.IMM_LEN))) return `a producer sent ${immLen} bytes of immediate data`;
-  if (q.view.getUint32(at + Q.SLOT.PRODUCER, true) === 0) return 'a producer filled a receive without its id';
+function badFill(eu: Eu, consumer: number, queue: Queue, at: number): string | undefined {
+  const immLen = queue.view.getUint32(at + Q.SLOT.IMM_LEN, true);
+  if (queue.view.getUint32(at + Q.SLOT.LENGTH, true) !== 0) return 'a producer wrote bytes into an immediate-only receive';
+  if (immLen > Math.min(MAX_IMM, eu.dpa.u32(consumer, CONSUMER.IMM_LEN))) return `a producer sent ${immLen} bytes of immediate data`;
+  if (queue.view.getUint32(at + Q.SLOT.PRODUCER, true) === 0) return 'a producer filled a receive without its id';
   return undefined;
 }
 
 /**
- * Ends consumer `c` (a producer filled one of its receives with what no receive can be): DPA code gets
+ * Ends `consumer` (a producer filled one of its receives with what no receive can be): DPA code gets
  * CONNECTION_ABORTED for it from now on, CPU producers find no consumer (NOT_CONNECTED) and nothing
  * posted, and its completion context goes on serving its other consumers. What it received before
  * stays readable until acked.
  */
-function endConsumer(e: Eu, c: number, q: Queue, why: string, call: string): void {
-  const id = e.dpa.u32(c, CONSUMER.ID);
-  if (!e.dpa.fault(c, 'CONNECTION_ABORTED', `consumer id ${id}: ${why} (its completion context serves the others)`)) return;
-  withdrawPosted(q.i32);
+function endConsumer(eu: Eu, consumer: number, queue: Queue, why: string, call: string): void {
+  const id = eu.dpa.u32(consumer, CONSUMER.ID);
+  if (!eu.dpa.fault(consumer, 'CONNECTION_ABORTED', `consumer id ${id}: ${why} (its completion context serves the others)`)) return;
+  withdrawPosted(queue.i32);
   try {
-    const r = registryOf(e, c, call);
-    const entry = r.find(id);
-    if (entry >= 0 && r.side(entry) === 'client') r.setState(entry, ENTRY_STATE.EXPIRED);
+    const registry = registryOf(eu, consumer, call);
+    const entry = registry.find(id);
+    if (entry >= 0 && registry.side(entry) === 'client') registry.setState(entry, ENTRY_STATE.EXPIRED);
   } catch (err) {
-    e.log(30, `comch consumer ${id}: its MsgQ entry cannot be expired: ${(err as Error).message}`);
+    eu.log(30, `comch consumer ${id}: its MsgQ entry cannot be expired: ${(err as Error).message}`);
   }
 }
 
-/** The MsgQ consumer `c` is on, attached in this EU (once per start of the consumer). */
-function registryOf(e: Eu, c: number, call: string): Registry {
-  const s = state(e);
-  const generation = e.dpa.load(c, OBJ.GEN);
-  const known = s.registries.get(c);
+/** The MsgQ `consumer` is on, attached in this EU (once per start of the consumer). */
+function registryOf(eu: Eu, consumer: number, call: string): Registry {
+  const comch = state(eu);
+  const generation = eu.dpa.load(consumer, OBJ.GEN);
+  const known = comch.registries.get(consumer);
   if (known?.generation === generation) return known.registry;
   if (known) detach(known.registry);
-  s.registries.delete(c);
-  const segment = decodeDescriptor(e.dpa.view, e.dpa.at(c, CONSUMER.MSGQ), call);
+  comch.registries.delete(consumer);
+  const segment = decodeDescriptor(eu.dpa.view, eu.dpa.at(consumer, CONSUMER.MSGQ), call);
   const registry = attach({ segment, side: 'client', id: 0, msgq: true, caps: NO_CAPS }, call);
-  s.registries.set(c, { generation, registry });
+  comch.registries.set(consumer, { generation, registry });
   return registry;
 }
 
 /**
- * Whether the receive at position `head` of consumer `c` was claimed by a producer that is gone: its
+ * Whether the receive at position `head` of `consumer` was claimed by a producer that is gone: its
  * thread died (its MsgQ entry's owner), or it never wrote its name within ANONYMOUS_CLAIM_MS of this
  * unit first seeing the claim (it died between the claim and the name), as a CPU consumer decides.
  * Each unit keeps its own first look: whichever sees it long enough first gives the receive up.
  */
-function claimDead(e: Eu, c: number, q: Queue, head: number, at: number, call: string): boolean {
-  if (((Atomics.load(q.i32, Q.CLAIM_HEAD / 4) - head) | 0) <= 0) return false; // not claimed
-  const claimer = Atomics.load(q.i32, at / 4) === Q.CLAIMED ? q.view.getUint32(at + Q.SLOT.CLAIMER, true) : 0;
+function claimDead(eu: Eu, consumer: number, queue: Queue, head: number, at: number, call: string): boolean {
+  if (((Atomics.load(queue.i32, Q.CLAIM_HEAD / 4) - head) | 0) <= 0) return false; // not claimed
+  const claimer = Atomics.load(queue.i32, at / 4) === Q.CLAIMED ? queue.view.getUint32(at + Q.SLOT.CLAIMER, true) : 0;
   if (claimer > 0) {
-    const r = registryOf(e, c, call);
-    return !(claimer - 1 < r.layout.entries && r.ownerAlive(claimer - 1));
+    const registry = registryOf(eu, consumer, call);
+    return !(claimer - 1 < registry.layout.entries && registry.ownerAlive(claimer - 1));
   }
-  const s = state(e);
-  const key = `${c}:${e.dpa.load(c, OBJ.GEN)}:${head}`;
+  const comch = state(eu);
+  const key = `${consumer}:${eu.dpa.load(consumer, OBJ.GEN)}:${head}`;
   const now = performance.now();
-  const since = s.anonymous.get(key);
+  const since = comch.anonymous.get(key);
   if (since === undefined) {
-    if (s.anonymous.size >= 1024) s.anonymous.clear();
-    s.anonymous.set(key, now);
+    if (comch.anonymous.size >= 1024) comch.anonymous.clear();
+    comch.anonymous.set(key, now);
     return false;
   }
   return now - since >= ANONYMOUS_CLAIM_MS; // kept: the unit that gives it up asks again
 }
 
 /**
- * Gives up the receive at consumer `c`'s head, whose producer died before filling it, and posts one
+ * Gives up the receive at `consumer`'s head, whose producer died before filling it, and posts one
  * again at the tail (the credit DPA code gave stays given). Only once every receive before it was acked
  * (the released position is the head): false until then.
  */
-function skipDeadClaim(e: Eu, c: number, q: Queue): boolean {
-  const head = e.dpa.load(c, CONSUMER.HEAD);
-  if (e.dpa.load(c, CONSUMER.RELEASED) !== head) return false;
-  e.log(40, `comch consumer ${e.dpa.u32(c, CONSUMER.ID)}: the producer that claimed receive ${head >>> 0} died before filling it; posting it again`);
-  Atomics.store(q.i32, slotAt(q, head) / 4, Q.EMPTY);
-  e.dpa.store(c, CONSUMER.HEAD, (head + 1) | 0);
-  e.dpa.store(c, CONSUMER.RELEASED, (head + 1) | 0);
-  post(q, Atomics.load(q.i32, Q.POST_TAIL / 4), 1);
+function skipDeadClaim(eu: Eu, consumer: number, queue: Queue): boolean {
+  const head = eu.dpa.load(consumer, CONSUMER.HEAD);
+  if (eu.dpa.load(consumer, CONSUMER.RELEASED) !== head) return false;
+  eu.log(40, `comch consumer ${eu.dpa.u32(consumer, CONSUMER.ID)}: the producer that claimed receive ${head >>> 0} died before filling it; posting it again`);
+  Atomics.store(queue.i32, slotAt(queue, head) / 4, Q.EMPTY);
+  eu.dpa.store(consumer, CONSUMER.HEAD, (head + 1) | 0);
+  eu.dpa.store(consumer, CONSUMER.RELEASED, (head + 1) | 0);
+  post(queue, Atomics.load(queue.i32, Q.POST_TAIL / 4), 1);
   return true;
 }
 
 /** Posts `n` immediate-only receives from position `tail` (the caller checked there is room). */
-function post(q: Queue, tail: number, n: number): void {
+function post(queue: Queue, tail: number, n: number): void {
   for (let i = 0; i < n; i++) {
-    const at = slotAt(q, (tail + i) | 0);
-    q.view.setUint32(at + Q.SLOT.CAPACITY, 0, true);
-    q.view.setFloat64(at + Q.SLOT.OFFSET, SEGMENT_HEADER_SIZE, true);
-    q.view.setUint32(at + Q.SLOT.CLAIMER, 0, true);
-    Atomics.store(q.i32, at / 4, Q.POSTED);
+    const at = slotAt(queue, (tail + i) | 0);
+    queue.view.setUint32(at + Q.SLOT.CAPACITY, 0, true);
+    queue.view.setFloat64(at + Q.SLOT.OFFSET, SEGMENT_HEADER_SIZE, true);
+    queue.view.setUint32(at + Q.SLOT.CLAIMER, 0, true);
+    Atomics.store(queue.i32, at / 4, Q.POSTED);
   }
-  Atomics.store(q.i32, Q.POST_TAIL / 4, (tail + n) | 0);
+  Atomics.store(queue.i32, Q.POST_TAIL / 4, (tail + n) | 0);
 }
 
 /** `doca_dpa_dev_comch_consumer_get_completion`: the next receive a CPU producer filled, or undefined. */
@@ -457,12 +457,12 @@ export function consumerRang(e: Eu, c: number): void {
 }
 
 /** Activates completion context `cc`'s thread if a receive waits; what goes wrong is logged, unless `cc` stopped meanwhile. */
-function lookAt(e: Eu, cc: number, call: string): void {
-  const generation = e.dpa.load(cc, OBJ.GEN);
+function lookAt(eu: Eu, cc: number, call: string): void {
+  const generation = eu.dpa.load(cc, OBJ.GEN);
   try {
-    notifyIfFilled(e, cc, call);
+    notifyIfFilled(eu, cc, call);
   } catch (err) {
-    if (stillStarted(e, cc, generation)) e.log(30, `comch consumer completion ${cc}: ${(err as Error).message}`);
+    if (stillStarted(eu, cc, generation)) eu.log(30, `comch consumer completion ${cc}: ${(err as Error).message}`);
   }
 }
 
