@@ -4,7 +4,7 @@
  * channel through which a unit can tell its fate arrives here and nowhere else:
  *
  *                 ┌──── port: ready (names, its OS thread) · error · fatal · log · exit (code)
- *   unit e ───────┼──── worker events: 'error', 'exit' (code)        ──►  look() / ended(unit, cause)
+ *   unit e ───────┼──── worker events: 'error', 'exit' (code)        ──►  check() / ended(unit, cause)
  *   (worker)      ├──── shared state word: FATAL (its DPA code threw)          │
  *                 └──── its OS thread in /proc (gone: it died, told or not)    ▼
  *                                                                   fatal(reason): FATAL, stop(), onFatal

@@ -6,8 +6,9 @@
  * why no activation is lost), blocked in poll(2) on the bell's pipe: no spinning, no timer.
  *
  * The loop is synchronous: DPA code runs here as on the DPA, to completion, and the worker's event loop
- * turns only once the DPA stops. What the EU tells its owner goes through its port (ready, a load
- * error, device log lines, a fatal error) and the owner's bell.
+ * turns only once the DPA stops. What the EU tells its owner goes through its port (ready with its OS
+ * thread, a load error, device log lines, a fatal error; its exit code from eu-boot.ts) and the owner's
+ * bell; eu-pool.ts is where all of it is read.
  */
 import type { MessagePort } from 'node:worker_threads';
 import { DpaMapReader } from '../core/dpa-maps.js';
