@@ -11,24 +11,12 @@ import { DpaAsyncOps, DpaCompletion, DpaNotificationCompletion } from '../src/dp
 import type { Dpa } from '../src/dpa/dpa.js';
 import { DpaThread } from '../src/dpa/thread.js';
 import { Faults } from '../src/fabric/faults/api.js';
-import { SyncEvent } from '../src/sync-event/sync-event.js';
-import { dpaFabric, eventually, onCleanup, startDpa, threadCount } from './helpers/dpa.js';
+import { dpaEvent, dpaFabric, eventually, onCleanup, startDpa, threadCount } from './helpers/dpa.js';
 import { code } from './helpers/errors.js';
 
 type Device = ReturnType<typeof openDeviceByPci>;
 
-function event(dev: Device, dpa: Dpa, role: 'publisher' | 'subscriber'): SyncEvent {
-  const e = SyncEvent.create();
-  if (role === 'publisher') {
-    e.addPublisherLocationDpa(dpa);
-    e.addSubscriberLocationCpu(dev);
-  } else {
-    e.addPublisherLocationCpu(dev);
-    e.addSubscriberLocationDpa(dpa);
-  }
-  e.start();
-  return e;
-}
+const event = dpaEvent;
 
 /**
  * A counting thread (fixtures/dpa-apps/basic.ts) whose completion is fed by post_wait ops on `trigger`:

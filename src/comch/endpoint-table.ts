@@ -10,7 +10,7 @@
  */
 import { DocaError } from '../core/error.js';
 import { type BellRef, PeerBell, publishBellRef, readBellRef, ringOnce } from '../fabric/doorbell.js';
-import { recentlyAlive, selfThread, type ThreadIdentity } from '../fabric/liveness.js';
+import { isAlive, recentlyAlive, selfThread, type ThreadIdentity } from '../fabric/liveness.js';
 import { decodeDescriptor, descriptorKey, encodeDescriptor, Segment, type SegmentDescriptor } from '../fabric/segment.js';
 import { CONN_CLOSED, CONN_CONNECTED, CONSUMER, type ConnLayout, ENTRY, entryOffset, FP, KIND_CONSUMER, KIND_PRODUCER, readLayout, SIDE, type Side, sideIndex } from './layout.js';
 
@@ -167,10 +167,13 @@ export class EndpointTable {
     return { pid: this.view.getUint32(base, true), tid: this.view.getUint32(base + 4, true), start: this.view.getFloat64(base + 8, true), tstart: this.view.getFloat64(base + 16, true) };
   }
 
-  /** Whether entry `index` belongs to a thread that still runs (a dead one's endpoint is reaped). */
-  ownerAlive(index: number): boolean {
+  /**
+   * Whether entry `index` belongs to a thread that still runs (a dead one's endpoint is reaped). `exact`
+   * reads /proc now, for a decision that refuses a call (IN_USE); else an answer up to 20 ms old will do.
+   */
+  ownerAlive(index: number, exact = false): boolean {
     const o = this.owner(index);
-    return Number.isSafeInteger(o.start) && Number.isSafeInteger(o.tstart) && recentlyAlive(o);
+    return Number.isSafeInteger(o.start) && Number.isSafeInteger(o.tstart) && (exact ? isAlive(o) : recentlyAlive(o));
   }
 
   /**
@@ -251,7 +254,8 @@ export class EndpointTable {
       const state = this.state(i);
       if (state === CONSUMER.FREE || (liveOnly && state === CONSUMER.RESERVING)) continue;
       if (this.view.getUint32(base + ENTRY.SIDE, true) !== s || this.view.getUint32(base + ENTRY.KIND, true) !== kind) continue;
-      if (!liveOnly || this.ownerAlive(i)) n++;
+      // What a dead thread created went with it, the moment it died (not 20 ms later): exact.
+      if (!liveOnly || this.ownerAlive(i, true)) n++;
     }
     return n;
   }

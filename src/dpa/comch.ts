@@ -20,10 +20,11 @@ import { DocaError, describeValue } from '../core/error.js';
 import { encodeDescriptor } from '../fabric/segment.js';
 import { startPosition } from '../fabric/positions.js';
 import { DpaCompletion, ThreadAttached } from './completion.js';
+import { withdrawPosted } from './consumer-queue.js';
 import { Dpa } from './dpa.js';
 import { BIT_CONSUMER, ObjKind } from './layout.js';
 import { DpaObject } from './object.js';
-import { CONSUMER, CONSUMER_COMPLETION, ObjState, PRODUCER, RETURNED_SIZE } from './objects.js';
+import { CONSUMER, CONSUMER_COMPLETION, PRODUCER, RETURNED_SIZE } from './objects.js';
 import type { DpaThread } from './thread.js';
 
 const MAX_IMM = 32;
@@ -148,7 +149,7 @@ export class ComchConsumerCompletion extends ThreadAttached {
     for (const f of [CONSUMER_COMPLETION.RET_HEAD, CONSUMER_COMPLETION.RET_TAIL]) o.store(this.index, f, startPosition());
     o.store(this.index, CONSUMER_COMPLETION.CURSOR, 0);
     this.publishThread();
-    o.setState(this.index, ObjState.STARTED);
+    this.setStarted(true);
   }
 
   /** `doca_comch_consumer_completion_stop`: refused (IN_USE) while consumers are attached. */
@@ -157,7 +158,7 @@ export class ComchConsumerCompletion extends ThreadAttached {
     this.alive(call);
     if (!this.isStarted) throw new DocaError('BAD_STATE', call, `${this.name} is not started`);
     if (this._users.size > 0) throw new DocaError('IN_USE', call, `${[...this._users].map((u) => u.name).join(', ')} still attached to ${this.name}; destroy them first`);
-    this.dpaRun.objects.setState(this.index, ObjState.CREATED);
+    this.setStarted(false);
   }
 
   /** `doca_comch_consumer_completion_destroy`: stopped first. */
@@ -361,7 +362,8 @@ export class ComchDpaConsumer extends DpaEndpoint {
     o.store(this.index, CONSUMER.HEAD, start);
     o.store(this.index, CONSUMER.RELEASED, start);
     encodeDescriptor(queue.segment.descriptor, v, o.at(this.index, CONSUMER.QUEUE));
-    o.setState(this.index, ObjState.STARTED);
+    encodeDescriptor(this.table.segment.descriptor, v, o.at(this.index, CONSUMER.MSGQ));
+    this.setStarted(true);
     this.queue = queue;
     this.table.publishBell(this.entry, this.dpa._euBell(r, cc.index % r.layout.dims.eus, BIT_CONSUMER + this.index, call));
     this.table.request(this.entry, DPA_SIDE, this.immLen, queue.segment.descriptor, queue.segment.descriptor);
@@ -375,12 +377,19 @@ export class ComchDpaConsumer extends DpaEndpoint {
     this.alive(call);
     if (!this.isStarted) throw new DocaError('BAD_STATE', call, `${this.name} is already IDLE`);
     this.table.setState(this.entry, ENTRY_STATE.CREATED);
-    this.queue!.withdraw();
+    withdrawPosted(this.queue!.segment.i32);
     this.completion?._remove(this);
-    this.dpaRun.objects.setState(this.index, ObjState.CREATED);
+    this.setStarted(false);
     this.queue!.segment.close();
     this.queue = undefined;
     return 'DOCA_SUCCESS';
+  }
+
+  /** @internal the DPA failed: CPU producers find no consumer (NOT_CONNECTED) rather than a queue nobody reads. */
+  override _dpaFailed(): void {
+    if (!this.queue) return;
+    this.table.setState(this.entry, ENTRY_STATE.EXPIRED);
+    withdrawPosted(this.queue.segment.i32);
   }
 
   /** `doca_comch_consumer_destroy`: IDLE first; detaches it from its completion context. */
@@ -470,7 +479,7 @@ export class ComchDpaProducer extends DpaEndpoint {
     v.setUint32(o.at(this.index, PRODUCER.MSGQ_ID), this.msgq.id, true);
     v.setUint32(o.at(this.index, PRODUCER.ENTRY), this.entry, true);
     encodeDescriptor(this.msgq._started(call).segment, v, o.at(this.index, PRODUCER.MSGQ));
-    o.setState(this.index, ObjState.STARTED);
+    this.setStarted(true);
     return 'DOCA_SUCCESS';
   }
 
@@ -479,7 +488,7 @@ export class ComchDpaProducer extends DpaEndpoint {
     const call = 'doca_ctx_stop';
     this.alive(call);
     if (!this.isStarted) throw new DocaError('BAD_STATE', call, `${this.name} is already IDLE`);
-    this.dpaRun.objects.setState(this.index, ObjState.CREATED);
+    this.setStarted(false);
     return 'DOCA_SUCCESS';
   }
 

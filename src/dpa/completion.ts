@@ -10,11 +10,8 @@ import { startPosition } from '../fabric/positions.js';
 import type { Dpa } from './dpa.js';
 import { ObjKind } from './layout.js';
 import { DpaObject } from './object.js';
-import { ASYNC_OPS, ATTACHED, COMPLETION, CQE_SIZE, ObjState, WAIT_SIZE } from './objects.js';
+import { ASYNC_OPS, ATTACHED, COMPLETION, CQE_SIZE, MAX_QUEUE, WAIT_SIZE } from './objects.js';
 import type { DpaThread } from './thread.js';
-
-/** Largest queue of a completion or async ops (elements). */
-const MAX_QUEUE = 1 << 16;
 
 const pow2 = (n: number) => 2 ** Math.ceil(Math.log2(n));
 
@@ -116,7 +113,7 @@ export class DpaCompletion extends ThreadAttached {
       Atomics.store(r.segment.i32, (ring + ((position & (this.size - 1)) >>> 0) * CQE_SIZE) / 4, (position - this.size + 1) | 0);
     }
     this.publishThread();
-    o.setState(this.index, ObjState.STARTED);
+    this.setStarted(true);
   }
 
   /** `doca_dpa_completion_stop`: IN_USE while producers or async ops complete into it. */
@@ -125,7 +122,7 @@ export class DpaCompletion extends ThreadAttached {
     this.alive(call);
     if (!this.isStarted) throw new DocaError('BAD_STATE', call, `${this.name} is not started`);
     if (this._users.size > 0) throw new DocaError('IN_USE', call, `${[...this._users].map((u) => u.name).join(', ')} still complete into ${this.name}`);
-    this.dpaRun.objects.setState(this.index, ObjState.CREATED);
+    this.setStarted(false);
   }
 
   /** `doca_dpa_completion_destroy`: stopped first. */
@@ -183,7 +180,7 @@ export class DpaNotificationCompletion extends ThreadAttached {
     this.configurable(call);
     this.dpa._running(call);
     this.publishThread();
-    this.dpaRun.objects.setState(this.index, ObjState.STARTED);
+    this.setStarted(true);
   }
 
   /** `doca_dpa_notification_completion_stop`. */
@@ -191,7 +188,7 @@ export class DpaNotificationCompletion extends ThreadAttached {
     const call = 'doca_dpa_notification_completion_stop';
     this.alive(call);
     if (!this.isStarted) throw new DocaError('BAD_STATE', call, `${this.name} is not started`);
-    this.dpaRun.objects.setState(this.index, ObjState.CREATED);
+    this.setStarted(false);
   }
 
   /** `doca_dpa_notification_completion_destroy`: stopped first. */
@@ -282,7 +279,7 @@ export class DpaAsyncOps extends DpaObject {
     r.view.view.setUint32(o.at(this.index, ASYNC_OPS.USER_DATA), this.userData, true);
     o.store(this.index, ASYNC_OPS.COMPLETION, this.completion.index + 1);
     o.store(this.index, ASYNC_OPS.COMPLETION_GEN, o.generation(this.completion.index));
-    o.setState(this.index, ObjState.STARTED);
+    this.setStarted(true);
   }
 
   /** `doca_dpa_async_ops_stop`: posted operations are dropped. */
@@ -291,7 +288,7 @@ export class DpaAsyncOps extends DpaObject {
     this.alive(call);
     if (!this.isStarted) throw new DocaError('BAD_STATE', call, `${this.name} is not started`);
     const r = this.dpaRun;
-    r.objects.setState(this.index, ObjState.CREATED);
+    this.setStarted(false);
     Atomics.and(r.view.i32, r.layout.waitBits / 4 + (this.index >>> 5), ~(1 << (this.index & 31)));
   }
 

@@ -13,7 +13,8 @@
  */
 import { DocaError } from '../core/error.js';
 import { active as faultsActive, faultEvent } from '../fabric/faults/index.js';
-import { ATTACHED, COMPLETION, CQE_SIZE } from './objects.js';
+import { KIND_NAMES, OBJ, ObjKind } from './layout.js';
+import { ATTACHED, COMPLETION, CQE_SIZE, MAX_QUEUE } from './objects.js';
 import type { DpaView } from './view.js';
 
 /** `doca_dpa_dev_completion_type_t`. */
@@ -21,9 +22,19 @@ export const CompletionType = { SEND: 0x0, RECV_RDMA_WRITE_IMM: 0x1, RECV_SEND: 
 
 /** Activates the thread attached to object `index` if the object is armed (and disarms it). */
 export function notifyAttached(dpa: DpaView, index: number): void {
-  const armed = dpa.at(index, ATTACHED.ARMED) / 4;
-  if (Atomics.load(dpa.i32, armed) !== 1 || Atomics.compareExchange(dpa.i32, armed, 1, 0) !== 1) return;
+  if (!armed(dpa, index) || Atomics.compareExchange(dpa.i32, dpa.at(index, ATTACHED.ARMED) / 4, 1, 0) !== 1) return;
   activateAttached(dpa, index);
+}
+
+/**
+ * Whether completion context `index` is armed. Its word is 0 or 1; anything else (another thread
+ * wrote it) would keep its thread from ever being activated without a word: the context is ended.
+ */
+export function armed(dpa: DpaView, index: number): boolean {
+  const value = Atomics.load(dpa.i32, dpa.at(index, ATTACHED.ARMED) / 4);
+  if (value === 1) return true;
+  if (value !== 0) dpa.fault(index, 'UNEXPECTED', `its armed word holds ${value}, neither 0 nor 1: it could never activate its thread again`);
+  return false;
 }
 
 /**
@@ -44,9 +55,12 @@ export function setActivationTimer(fn: (deliver: () => void, ms: number) => void
  */
 export function activateAttached(dpa: DpaView, index: number): void {
   const thread = dpa.load(index, ATTACHED.THREAD) - 1;
-  if (thread < 0 || !dpa.live(thread, dpa.load(index, ATTACHED.THREAD_GEN))) return;
-  if (!faultsActive) return dpa.sched.activateThread(thread);
-  faultEvent('doca_dpa', 'dpa_activation', dpa, () => dpa.sched.activateThread(thread), later);
+  if (thread < 0 || !dpa.live(thread, dpa.load(index, ATTACHED.THREAD_GEN)) || dpa.u32(thread, OBJ.KIND) !== ObjKind.THREAD) return;
+  const activate = () => {
+    if (!dpa.sched.activateThread(thread)) dpa.fault(thread, 'UNEXPECTED', `its state word holds ${dpa.load(thread, OBJ.STATE)}, no thread state: it cannot be activated`);
+  };
+  if (!faultsActive) return activate();
+  faultEvent('doca_dpa', 'dpa_activation', dpa, activate, later);
 }
 
 /** Arms object `index`; activates at once if `pending` says completions already wait. */
@@ -61,13 +75,28 @@ export function requestNotification(dpa: DpaView, index: number, pending: () => 
  * wrote them; a value that cannot be right ends the call with a DOCA error, not a stray access).
  */
 function ring(dpa: DpaView, cq: number, call: string): { size: number; base: number } {
+  if (dpa.u32(cq, OBJ.KIND) !== ObjKind.COMPLETION) throw new DocaError('UNEXPECTED', call, `object ${cq}, named as a DPA completion, is a ${KIND_NAMES[dpa.u32(cq, OBJ.KIND)] ?? 'thing of no kind'}`);
+  dpa.checkFault(cq, call);
   const size = dpa.u32(cq, COMPLETION.SIZE);
-  const base = dpa.u32(cq, COMPLETION.RING);
-  const arena = dpa.layout.arena;
-  if (size < 1 || (size & (size - 1)) !== 0 || base < arena || base + size * CQE_SIZE > arena + dpa.layout.dims.arena || base % CQE_SIZE !== 0) {
-    throw new DocaError('UNEXPECTED', call, `the completion queue's entry says ${size} elements at byte ${base}, outside the DPA's arena`);
-  }
+  if (size < 1 || size > MAX_QUEUE || (size & (size - 1)) !== 0) throw new DocaError('UNEXPECTED', call, `the completion queue's entry says it holds ${size} elements, not a power of two up to ${MAX_QUEUE}`);
+  const base = dpa.arenaRange(dpa.u32(cq, COMPLETION.RING), size * CQE_SIZE, "the completion queue's ring", call);
+  checkPositions(dpa, cq, size, call);
   return { size, base };
+}
+
+/**
+ * Positions only move forward, each behind the next: ACK <= READ <= RESERVE, and RESERVE at most one
+ * ring ahead of ACK (read in the order that keeps this true while others move them; the slack of one
+ * more ring covers acks between the loads). Anything else ends the queue (UNEXPECTED): its elements
+ * could no longer be found, and a post could overwrite an unread one.
+ */
+function checkPositions(dpa: DpaView, cq: number, size: number, call: string): void {
+  const ack = dpa.load(cq, COMPLETION.ACK);
+  const read = dpa.load(cq, COMPLETION.READ);
+  const reserve = dpa.load(cq, COMPLETION.RESERVE);
+  if (((read - ack) | 0) >= 0 && ((reserve - read) | 0) >= 0 && ((reserve - ack) | 0) <= 2 * size) return;
+  dpa.fault(cq, 'UNEXPECTED', `its positions are impossible (ack ${ack >>> 0}, read ${read >>> 0}, reserve ${reserve >>> 0} in ${size} elements)`);
+  dpa.checkFault(cq, call);
 }
 
 /** Posts an element on completion queue `cq`; FULL (nothing posted) when the ring has no room. */
@@ -110,6 +139,7 @@ export function cqPending(dpa: DpaView, cq: number, call: string): boolean {
 
 /** Frees `n` returned elements; INVALID_VALUE (nothing freed) for more than were returned and not acked. */
 export function cqAck(dpa: DpaView, cq: number, n: number, call: string): void {
+  ring(dpa, cq, call);
   const ack = dpa.load(cq, COMPLETION.ACK);
   const returned = (dpa.load(cq, COMPLETION.READ) - ack) | 0;
   if (!Number.isInteger(n) || n < 0 || n > returned) throw new DocaError('INVALID_VALUE', call, `cannot ack ${n} completions: ${returned} were returned and not acked`);
@@ -121,3 +151,6 @@ export function cqElement(dpa: DpaView, cq: number, position: number, call: stri
   const { size, base } = ring(dpa, cq, call);
   return base + ((position & (size - 1)) >>> 0) * CQE_SIZE;
 }
+
+/** The returned, not yet acked positions of completion queue `cq`: what its element handles may name. */
+export const cqWindow = (dpa: DpaView, cq: number): { oldest: number; newest: number } => ({ oldest: dpa.load(cq, COMPLETION.ACK), newest: dpa.load(cq, COMPLETION.READ) });

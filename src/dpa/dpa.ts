@@ -28,7 +28,8 @@ import { DpaApp, DpaFunc, type DpaFuncRef } from './app.js';
 import { Arena } from './arena.js';
 import { EuPool } from './eu-pool.js';
 import { kernelLaunch, rpcAsync, rpcSync, subscribe } from './kernel.js';
-import { createDpaSegment, type DpaLayout, EU, H, ObjKind } from './layout.js';
+import { dropLaunch } from './gated.js';
+import { BIT_EVENT, createDpaSegment, type DpaLayout, EU, H, LAUNCH, LaunchState, ObjKind } from './layout.js';
 import { d2hMemcpy, h2dMemcpy, HEAP_BASE, memAlloc, memFree, memset } from './memory.js';
 import type { DpaObject } from './object.js';
 import { ObjectTable, ObjState, SE_SUBSCRIBER, SYNC_EVENT } from './objects.js';
@@ -99,6 +100,8 @@ export class Dpa implements DpaEventTarget {
   private logLevel = 50;
   private current: DpaRun | undefined;
   private fatalReason: string | undefined;
+  /** `getLastError` returned the fatal error: it is not reported again. */
+  private errorTaken = false;
   private lastPool: EuPool | undefined;
   private readonly children = new Set<DpaObject>();
   private readonly caps;
@@ -183,6 +186,7 @@ export class Dpa implements DpaEventTarget {
     this.state = 'started';
     this.stat.setState(DpaStatState.STARTED);
     this.fatalReason = undefined;
+    this.errorTaken = false;
   }
 
   /**
@@ -222,12 +226,24 @@ export class Dpa implements DpaEventTarget {
   }
 
   /**
-   * `doca_dpa_peek_at_last_error`: undefined while the DPA is healthy; once DPA code failed or a kernel
-   * ran past the max run time, a BAD_STATE error saying why (the DPA must then be destroyed).
+   * `doca_dpa_peek_at_last_error`: undefined while the DPA is healthy; once it crashed (DPA code threw,
+   * an execution unit died, a kernel ran past the max run time), a BAD_STATE error saying why (the DPA
+   * must then be destroyed). It does not reset the error.
    */
   peekAtLastError(): DocaError | undefined {
     this.current?.pool.check();
-    return this.fatalReason === undefined ? undefined : new DocaError('BAD_STATE', 'doca_dpa_peek_at_last_error', `error on the DPA: ${this.fatalReason}`);
+    return this.fatalReason === undefined || this.errorTaken ? undefined : new DocaError('BAD_STATE', 'doca_dpa_peek_at_last_error', `error on the DPA: ${this.fatalReason}`);
+  }
+
+  /**
+   * `doca_dpa_get_last_error`: as `peekAtLastError`, and resets it: the next call returns undefined
+   * until the DPA reports another error. The DPA stays in its fatal state (calls that need it still fail
+   * with DRIVER): only `stop` and `destroy` help it.
+   */
+  getLastError(): DocaError | undefined {
+    const error = this.peekAtLastError();
+    if (error) this.errorTaken = true;
+    return error;
   }
 
   /** `doca_dpa_get_dpa_handle`: the DPA's own handle (`doca_dpa_dev_device_set`). */
@@ -366,6 +382,13 @@ export class Dpa implements DpaEventTarget {
     reg.waiters?.close();
     r.objects.release(reg.index);
     r.events.delete(owner);
+    // Launches gated on it can never start: their slots are freed (and logged), not held for ever.
+    for (let slot = 0; slot < r.layout.dims.launches; slot++) {
+      const base = r.layout.launch(slot);
+      if (Atomics.load(r.view.i32, (base + LAUNCH.STATE) / 4) === LaunchState.GATED && r.view.view.getInt32(base + LAUNCH.WAIT_EVENT, true) === reg.index) dropLaunch(r.view, slot, 'its wait event was destroyed');
+    }
+    // Waits posted on it are dropped by the unit that watched it, when it looks (gated.ts).
+    r.view.sched.ringEu(reg.index % r.layout.dims.eus, BIT_EVENT);
   }
 
   /** @internal `SyncEventRemoteNet.getDpaHandle`. */
@@ -395,6 +418,8 @@ export class Dpa implements DpaEventTarget {
     this.fatalReason = reason;
     log.err(`${this.name} is in its fatal state: ${reason}`);
     if (this.current) this.failPending(this.current, `${this.name} failed: ${reason}`);
+    // What the CPU sends to a dead DPA is refused from now on, rather than queued for nobody.
+    for (const child of this.children) child._dpaFailed();
   }
 
   // ---- internals ----------------------------------------------------------------------------------

@@ -1,19 +1,33 @@
 /**
  * A started DPA's execution units: worker threads of the owner's process (eu-worker.ts), started with
- * the DPA and ended with it (or with the process). Starting waits, bounded, until every EU has loaded
- * the application; stopping rings every EU, waits (bounded) until each has left its loop, then
- * terminates the workers that did not (which interrupts one stuck in DPA code); the others exit by
- * themselves.
+ * the DPA and ended with it (or with the process). This file is the one owner of their lifecycle; every
+ * channel through which a unit can tell its fate arrives here and nowhere else:
+ *
+ *                 ┌──── port: ready (names, its OS thread) · error · fatal · log · exit (code)
+ *   unit e ───────┼──── worker events: 'error', 'exit' (code)        ──►  check() / ended(unit, cause)
+ *   (worker)      ├──── shared state word: FATAL (its DPA code threw)          │
+ *                 └──── its OS thread in /proc (gone: it died, told or not)    ▼
+ *                                                                   fatal(reason): FATAL, stop(), onFatal
+ *
+ * Starting waits, bounded, until every EU has loaded the application; stopping rings every EU, waits
+ * (bounded) until each has left its loop, then terminates the workers that did not (which interrupts one
+ * stuck in DPA code, spinning or not); the others exit by themselves. A unit that ends while the DPA runs
+ * is a crash of the DPA: its fatal state, with a reason that names the unit, what ended it (the exit
+ * code, the worker's error, the exception its code threw) and what it was running.
  *
  * The watchdog: a kernel instance or RPC call that runs past the kernel max run time makes the DPA
  * fatal. It is checked from an unreferenced timer and from every blocking wait of the owner, so that
- * it fires even while the owner's thread waits for that very call.
+ * it fires even while the owner's thread waits for that very call. It takes a unit's word for when a run
+ * started only if that word is a time in the past: otherwise (NaN, the future) it counts from when it
+ * first saw the run itself.
  */
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import { DocaError } from '../core/error.js';
+import { isAlive, type ThreadIdentity } from '../fabric/liveness.js';
 import type { SegmentDescriptor } from '../fabric/segment.js';
 import type { EuData, EuMessage } from './eu-worker.js';
-import { BIT_READY, type DpaLayout, DpaState, EU, H, WorkKind } from './layout.js';
+import { BIT_READY, type DpaLayout, DpaState, EU, H, OBJ, WorkKind } from './layout.js';
+import { ObjState } from './objects.js';
 import type { OwnerBell } from './owner-bell.js';
 import type { Scheduler } from './scheduler.js';
 
@@ -28,6 +42,8 @@ const EXIT_GRACE_MS = 2000;
 const FATAL_GRACE_MS = 100;
 /** Longest sleep of a blocking wait between two looks at the watchdog. */
 const SLICE_MS = 50;
+/** How often the units' threads are looked up in /proc (every call needing the DPA looks, at most this often). */
+const LIVENESS_MS = 20;
 
 /**
  * The pools running in this thread. When the thread exits, Node terminates their workers and waits for
@@ -60,15 +76,30 @@ export interface EuPoolOptions {
   onFatal(reason: string): void;
 }
 
+/** One execution unit as its owner knows it. */
+interface Unit {
+  readonly index: number;
+  readonly worker: Worker;
+  readonly port: MessagePort;
+  readonly exited: Promise<unknown>;
+  /** Its OS thread, from its ready message: a unit whose exit was not told is found gone in /proc. */
+  thread: ThreadIdentity | undefined;
+  /** Why it ended, once it did (its exit code, its worker's error, what its DPA code threw). */
+  ended: string | undefined;
+  /** The run the watchdog last saw on it: its work word and declared start, and when the owner first saw it. */
+  seen: { work: number; start: number; at: number } | undefined;
+}
+
 export class EuPool {
   readonly names: string[] = [];
-  private readonly workers: Worker[] = [];
-  private readonly ports: MessagePort[] = [];
-  private readonly exits: Promise<unknown>[] = [];
+  private readonly units: Unit[] = [];
   private readonly view: DataView;
   private watchdog: NodeJS.Timeout | undefined;
   private fatalReason: string | undefined;
+  /** The first failure a unit reported (its DPA code threw, its application did not load). */
+  private reported: string | undefined;
   private stopped = false;
+  private nextLiveness = 0;
 
   constructor(private readonly o: EuPoolOptions) {
     this.view = new DataView(o.segment.u8.buffer);
@@ -77,33 +108,36 @@ export class EuPool {
   /** Starts every EU and waits until each has loaded the application; throws (and cleans up) otherwise. */
   start(call: string): void {
     const eus = this.o.layout.dims.eus;
-    for (let eu = 0; eu < eus; eu++) {
+    for (let index = 0; index < eus; index++) {
       const { port1, port2 } = new MessageChannel();
-      const data: EuData = { dpa: this.o.segment.descriptor, heap: this.o.heap, maps: this.o.maps, stats: this.o.stats, eu, app: this.o.app, dev: this.o.dev, heapBase: this.o.heapBase, port: port2 };
+      const data: EuData = { dpa: this.o.segment.descriptor, heap: this.o.heap, maps: this.o.maps, stats: this.o.stats, eu: index, app: this.o.app, dev: this.o.dev, heapBase: this.o.heapBase, port: port2 };
       const worker = new Worker(WORKER, { workerData: { softdpuEu: data }, transferList: [port2] });
       worker.unref();
-      worker.on('error', (err) => this.fatal(`execution unit ${eu} failed: ${err.message}`));
-      this.exits.push(new Promise((resolve) => worker.once('exit', resolve)));
-      this.workers.push(worker);
-      this.ports.push(port1);
+      const unit: Unit = { index, worker, port: port1, exited: new Promise((resolve) => worker.once('exit', resolve)), thread: undefined, ended: undefined, seen: undefined };
+      worker.on('error', (err) => this.ended(unit, `failed: ${err.message}`));
+      worker.once('exit', (code) => this.ended(unit, `exited with code ${code}`));
+      this.units.push(unit);
     }
-    let failure: string | undefined;
     const up = () => {
-      failure ??= this.drain();
-      return failure !== undefined || Atomics.load(this.o.segment.i32, H.EUS_UP / 4) === eus;
+      this.drain();
+      return this.reported !== undefined || Atomics.load(this.o.segment.i32, H.EUS_UP / 4) === eus;
     };
-    if (!this.o.bell.waitSync(up, START_TIMEOUT_MS, SLICE_MS, () => {})) failure = `the execution units did not load ${this.o.app} within ${START_TIMEOUT_MS} ms`;
+    const loaded = this.o.bell.waitSync(up, START_TIMEOUT_MS, SLICE_MS, () => {});
     // An EU posts its 'ready' (with the function names) before it counts itself up: the last count may
     // have been seen after the last look at the ports, so look once more.
-    failure ??= this.drain();
+    this.drain();
+    const failure = loaded ? this.reported : `the execution units did not load ${this.o.app} within ${START_TIMEOUT_MS} ms`;
     if (failure !== undefined) {
       this.stop();
       throw new DocaError('INITIALIZATION', call, `cannot run the DPA application: ${failure}`);
     }
     Atomics.store(this.o.segment.i32, H.STATE / 4, DpaState.RUNNING);
-    for (const port of this.ports) {
-      port.on('message', (m: EuMessage) => this.onMessage(m));
-      port.unref();
+    for (const unit of this.units) {
+      unit.port.on('message', (m: EuMessage) => {
+        this.take(unit, m);
+        this.check();
+      });
+      unit.port.unref();
     }
     const cadence = Math.min(1000, Math.max(10, this.o.maxRunMs / 4));
     this.watchdog = setInterval(() => this.check(), cadence);
@@ -123,27 +157,32 @@ export class EuPool {
     this.ringAll();
   }
 
-  /** Why the DPA is fatal, if it is; also runs the watchdog (for blocking waits). */
+  /**
+   * Why the DPA is fatal, if it is. Looks at everything a unit can tell (its port, the state word, its
+   * thread), and runs the watchdog: for blocking waits and for every call that needs the DPA.
+   */
   check(): string | undefined {
     if (this.fatalReason !== undefined || this.stopped) return this.fatalReason;
-    const i32 = this.o.segment.i32;
-    if (Atomics.load(i32, H.STATE / 4) === DpaState.FATAL) {
-      this.fatal(this.drain() ?? 'DPA code failed (see the log)');
+    // The ports and the units' threads are looked at every LIVENESS_MS (the loop's message events
+    // deliver in between), and at once when a unit says the DPA is fatal.
+    const fatalWord = Atomics.load(this.o.segment.i32, H.STATE / 4) === DpaState.FATAL;
+    const now = performance.now();
+    if (fatalWord || now >= this.nextLiveness) {
+      this.nextLiveness = now + LIVENESS_MS;
+      this.drain();
+      for (const unit of this.units) if (unit.ended === undefined && unit.thread && !isAlive(unit.thread)) unit.ended = 'ended without a word (its thread is gone)';
+    }
+    if (this.reported !== undefined || fatalWord) {
+      this.fatal(this.reported ?? 'DPA code failed (see the log)');
       return this.fatalReason;
     }
-    const now = performance.timeOrigin + performance.now();
-    for (let eu = 0; eu < this.o.layout.dims.eus; eu++) {
-      const at = this.o.layout.eu(eu);
-      const running = Atomics.load(i32, (at + EU.RUNNING) / 4);
-      const kind = running >>> 24;
-      if (kind !== WorkKind.LAUNCH && kind !== WorkKind.RPC) continue;
-      const ms = now - this.view.getFloat64(at + EU.RUN_START, true);
-      if (ms > this.o.maxRunMs) {
-        this.fatal(`${kind === WorkKind.LAUNCH ? 'a kernel' : 'an RPC'} ran ${Math.round(ms)} ms on execution unit ${eu}, past the kernel max run time of ${this.o.maxRunMs} ms`);
-        break;
-      }
-    }
-    return this.fatalReason;
+    const dead = this.units.find((unit) => unit.ended !== undefined);
+    return dead ? this.crash(dead) : this.overrun();
+  }
+
+  /** The DPA failed in a way its owner found (its shared tables say what cannot be): it enters its fatal state. */
+  fail(reason: string): void {
+    this.fatal(reason);
   }
 
   /** Blocks (bounded) until `done()`, the watchdog running between slices; the fatal reason if the DPA died. */
@@ -160,26 +199,85 @@ export class EuPool {
     const i32 = this.o.segment.i32;
     if (Atomics.load(i32, H.STATE / 4) !== DpaState.FATAL) Atomics.store(i32, H.STATE / 4, DpaState.STOPPING);
     this.ringAll();
-    // A fatal DPA's stuck units never leave by themselves: terminating them is what stops them.
+    // A fatal DPA's stuck units never leave by themselves: terminating them is what stops them. Nor do
+    // units that are gone, or that run a thread destroyed after its stop timed out: no wait for those.
     const grace = this.fatalReason === undefined ? STOP_GRACE_MS : FATAL_GRACE_MS;
-    this.o.bell.waitSync(() => Atomics.load(i32, H.EUS_UP / 4) <= 0, grace, SLICE_MS, () => this.ringAll());
-    this.workers.forEach((w, eu) => {
-      // An EU that left closes its segments and exits by itself (terminated, it would leak what it still
-      // holds); one that did not is stuck, or never came up: terminating it is what stops it.
-      if (Atomics.load(i32, (this.o.layout.eu(eu) + EU.LEFT) / 4) !== 1) void w.terminate();
-      else setTimeout(() => void w.terminate(), EXIT_GRACE_MS).unref();
-    });
-    for (const p of this.ports) p.close();
+    const done = () => {
+      this.drain();
+      return Atomics.load(i32, H.EUS_UP / 4) <= 0 || this.units.every((unit) => this.left(unit) || unit.ended !== undefined || (unit.thread !== undefined && !isAlive(unit.thread)) || this.stuck(unit));
+    };
+    this.o.bell.waitSync(done, grace, SLICE_MS, () => this.ringAll());
+    for (const unit of this.units) {
+      // An EU that left closes its segments and exits by itself; one that did not is stuck (in DPA code
+      // that never returns), dead, or never came up: terminating it is what stops it. A terminated worker
+      // leaks nothing: the addon closes the fds and unmaps the segments its thread still held.
+      if (!this.left(unit)) void unit.worker.terminate();
+      else setTimeout(() => void unit.worker.terminate(), EXIT_GRACE_MS).unref();
+      unit.port.close();
+    }
   }
 
   /** Resolves once every worker thread has exited (keeping the event loop alive until then). */
   exited(): Promise<void> {
-    for (const w of this.workers) w.ref(); // unreferenced while running; waiting for the exit must hold the loop
-    return Promise.all(this.exits).then(() => {});
+    for (const unit of this.units) unit.worker.ref(); // unreferenced while running; waiting for the exit must hold the loop
+    return Promise.all(this.units.map((unit) => unit.exited)).then(() => {});
+  }
+
+  /** Whether unit `unit` runs a DPA thread that was destroyed (its stop timed out): it does not come back. */
+  private stuck(unit: Unit): boolean {
+    const work = Atomics.load(this.o.segment.i32, (this.o.layout.eu(unit.index) + EU.RUNNING) / 4);
+    const index = work & 0xffffff;
+    return work >>> 24 === WorkKind.THREAD && index < this.o.layout.dims.objects && Atomics.load(this.o.segment.i32, (this.o.layout.object(index) + OBJ.STATE) / 4) === ObjState.FREE;
+  }
+
+  /** Whether unit `unit` said it let go of everything (its word; a wrong one only delays its termination). */
+  private left(unit: Unit): boolean {
+    return Atomics.load(this.o.segment.i32, (this.o.layout.eu(unit.index) + EU.LEFT) / 4) === 1;
   }
 
   private ringAll(): void {
     for (let e = 0; e < this.o.layout.dims.eus; e++) this.o.sched.ringEu(e, BIT_READY);
+  }
+
+  /** A worker event said unit `unit` ended: while the DPA runs, that is a crash of the DPA. */
+  private ended(unit: Unit, cause: string): void {
+    unit.ended ??= cause;
+    this.check();
+  }
+
+  /** Unit `unit` ended while the DPA ran: the DPA is fatal, naming it, why and what it ran. */
+  private crash(unit: Unit): string | undefined {
+    const i32 = this.o.segment.i32;
+    // Nobody is to ring a unit that is gone as if it slept.
+    Atomics.and(i32, H.IDLE / 4, ~(1 << unit.index));
+    const work = Atomics.load(i32, (this.o.layout.eu(unit.index) + EU.RUNNING) / 4);
+    this.fatal(`worker of execution unit ${unit.index} ${unit.ended}${describeWork(work)}`);
+    return this.fatalReason;
+  }
+
+  /** The watchdog: the first kernel instance or RPC call past the kernel max run time makes the DPA fatal. */
+  private overrun(): string | undefined {
+    const i32 = this.o.segment.i32;
+    const now = performance.timeOrigin + performance.now();
+    for (const unit of this.units) {
+      const at = this.o.layout.eu(unit.index);
+      const work = Atomics.load(i32, (at + EU.RUNNING) / 4);
+      const kind = work >>> 24;
+      if (kind !== WorkKind.LAUNCH && kind !== WorkKind.RPC) {
+        unit.seen = undefined;
+        continue;
+      }
+      const start = this.view.getFloat64(at + EU.RUN_START, true);
+      if (!unit.seen || unit.seen.work !== work || !Object.is(unit.seen.start, start)) unit.seen = { work, start, at: now };
+      // The unit's word for when the run began, if it can be true; else when the owner first saw the run.
+      const began = Number.isFinite(start) && start <= now ? Math.min(start, unit.seen.at) : unit.seen.at;
+      const ms = now - began;
+      if (ms > this.o.maxRunMs) {
+        this.fatal(`${kind === WorkKind.LAUNCH ? 'a kernel' : 'an RPC'} ran ${Math.round(ms)} ms on execution unit ${unit.index}, past the kernel max run time of ${this.o.maxRunMs} ms`);
+        break;
+      }
+    }
+    return this.fatalReason;
   }
 
   private fatal(reason: string): void {
@@ -191,28 +289,47 @@ export class EuPool {
     this.o.onFatal(reason);
   }
 
-  /** Takes the messages waiting on the ports: the names of the functions, and any failure. */
-  private drain(): string | undefined {
-    let failure: string | undefined;
-    for (const port of this.ports) {
-      for (let m = receiveMessageOnPort(port); m; m = receiveMessageOnPort(port)) {
-        const msg = m.message as EuMessage;
-        if (msg.type === 'ready' && this.names.length === 0) this.names.push(...msg.names);
-        else if (msg.type === 'error' || msg.type === 'fatal') {
-          if (msg.type === 'fatal' && msg.stack) this.o.onLog(30, `DPA code failed: ${msg.stack}`);
-          failure ??= msg.message;
-        }
-        else if (msg.type === 'log') this.o.onLog(msg.level, msg.text);
-      }
+  /** Takes the messages waiting on the ports (read here while the owner's thread blocks, from its loop otherwise). */
+  private drain(): void {
+    for (const unit of this.units) {
+      for (let m = receiveMessageOnPort(unit.port); m; m = receiveMessageOnPort(unit.port)) this.take(unit, m.message as EuMessage);
     }
-    return failure;
   }
 
-  private onMessage(m: EuMessage): void {
-    if (m.type === 'log') this.o.onLog(m.level, m.text);
-    else if (m.type === 'fatal') {
-      if (m.stack) this.o.onLog(30, `DPA code failed: ${m.stack}`);
-      this.fatal(m.message);
+  /** One message of unit `unit`: what it reports is kept (the first failure is the DPA's reason). */
+  private take(unit: Unit, msg: EuMessage): void {
+    switch (msg.type) {
+      case 'ready':
+        if (this.names.length === 0) this.names.push(...msg.names);
+        unit.thread = msg.thread;
+        return;
+      case 'log':
+        return this.o.onLog(msg.level, msg.text);
+      case 'exit':
+        unit.ended ??= `exited with code ${msg.code}`;
+        return;
+      case 'fatal':
+        if (msg.stack) this.o.onLog(30, `DPA code failed: ${msg.stack}`);
+        this.reported ??= msg.message;
+        return;
+      case 'error':
+        this.reported ??= msg.message;
+        return;
     }
+  }
+}
+
+/** " while running ..." for a unit's work word (the EU table's RUNNING; only ever part of a message). */
+function describeWork(work: number): string {
+  const index = work & 0xffffff;
+  switch (work >>> 24) {
+    case WorkKind.THREAD:
+      return ` while running DPA thread ${index}`;
+    case WorkKind.LAUNCH:
+      return ` while running a kernel (launch slot ${index})`;
+    case WorkKind.RPC:
+      return ' while running an RPC';
+    default:
+      return '';
   }
 }

@@ -6,21 +6,24 @@
  * why no activation is lost), blocked in poll(2) on the bell's pipe: no spinning, no timer.
  *
  * The loop is synchronous: DPA code runs here as on the DPA, to completion, and the worker's event loop
- * turns only once the DPA stops. What the EU tells its owner goes through its port (ready, a load
- * error, device log lines, a fatal error) and the owner's bell.
+ * turns only once the DPA stops. What the EU tells its owner goes through its port (ready with its OS
+ * thread, a load error, device log lines, a fatal error; its exit code from eu-boot.ts) and the owner's
+ * bell; eu-pool.ts is where all of it is read.
  */
 import type { MessagePort } from 'node:worker_threads';
 import { DpaMapReader } from '../core/dpa-maps.js';
 import { BellState, Bell, publishBellRef } from '../fabric/doorbell.js';
+import { livenessTick, selfThread, type ThreadIdentity } from '../fabric/liveness.js';
 import { Segment, type SegmentDescriptor } from '../fabric/segment.js';
 import { counterOffset, STATS_SLOTS } from '../fabric/stats.js';
 import { native } from '../native/load.js';
+import { WaitResult } from '../native/native.js';
 import { setActivationTimer } from './cq.js';
 import { closeComch, consumerRang, pollConsumers, sweepImm } from './dev/comch-msgq.js';
 import { type Eu, installEu, Unwind, type Work } from './dev/runtime.js';
 import { DpaEvents } from './events.js';
 import { checkAll } from './gated.js';
-import { BIT_CONSUMER, BIT_EVENT, CompOp, DpaState, EU, H, LAUNCH, LaunchState, OBJ, readDpaLayout, RPC, RpcState, WorkKind } from './layout.js';
+import { BIT_CONSUMER, BIT_EVENT, CompOp, DpaState, EU, H, LAUNCH, LaunchState, OBJ, ObjKind, readDpaLayout, RPC, RpcState, WorkKind } from './layout.js';
 import { THREAD, ThreadState } from './objects.js';
 import { DpaView } from './view.js';
 
@@ -40,7 +43,8 @@ export interface EuData {
 
 /** Messages an EU posts to its owner. */
 export type EuMessage =
-  | { type: 'ready'; names: string[] }
+  | { type: 'ready'; names: string[]; thread: ThreadIdentity }
+  | { type: 'exit'; code: number }
   | { type: 'error'; message: string }
   | { type: 'log'; level: number; text: string }
   | { type: 'fatal'; message: string; stack?: string };
@@ -83,7 +87,7 @@ class Unit {
     }
     const names = Object.keys(app).filter((k) => typeof app[k] === 'function').sort();
     this.fns = names.map((k) => app[k] as (...args: bigint[]) => unknown);
-    this.port.postMessage({ type: 'ready', names } satisfies EuMessage);
+    this.port.postMessage({ type: 'ready', names, thread: selfThread } satisfies EuMessage);
     Atomics.add(this.e.dpa.i32, H.EUS_UP / 4, 1);
     this.e.dpa.sched.ringOwner();
     return true;
@@ -95,9 +99,15 @@ class Unit {
     setActivationTimer((deliver, ms) => this.later.push({ due: performance.now() + ms, deliver }));
     // STARTING: the other EUs are still loading; there is no work yet, but there will be.
     for (let s = Atomics.load(i32, H.STATE / 4); s === DpaState.RUNNING || s === DpaState.STARTING; s = Atomics.load(i32, H.STATE / 4)) {
+      // The thread's cadence (fabric/liveness.ts), which timers would run if this loop yielded: the fault
+      // plan is re-read on it, so a `softdpu fault add` reaches running execution units too.
+      livenessTick();
       if (this.later.length) this.runDue();
-      if (Atomics.load(i32, H.READY / 4) > 0 && this.takeAndRun()) continue;
-      this.sleep();
+      // The ready count is a hint (the bitmaps are the truth), and other threads write it: the unit scans
+      // before every sleep whatever it says, and sleeps unless the count moved since the scan began.
+      const ready = Atomics.load(i32, H.READY / 4);
+      if (this.takeAndRun()) continue;
+      this.sleep(ready);
     }
   }
 
@@ -136,8 +146,11 @@ class Unit {
     this.e.dpa.sched.close();
   }
 
-  /** Arms the bell and sleeps unless something is ready; then handles what rang. */
-  private sleep(): void {
+  /**
+   * Arms the bell and sleeps unless something is ready (the ready count is neither 0 nor `scanned`, the
+   * count a fruitless scan just began with); then handles what rang.
+   */
+  private sleep(scanned: number): void {
     const i32 = this.e.dpa.i32;
     Atomics.or(i32, H.IDLE / 4, this.me);
     let rung = this.bell.arm();
@@ -148,22 +161,39 @@ class Unit {
       rung = true;
     }
     const state = Atomics.load(i32, H.STATE / 4);
-    if (!rung && Atomics.load(i32, H.READY / 4) === 0 && (state === DpaState.RUNNING || state === DpaState.STARTING)) {
-      native.fdPoll(this.bell.readFd, this.sleepMs());
+    let slept = false;
+    const ready = Atomics.load(i32, H.READY / 4);
+    if (!rung && (ready === 0 || ready === scanned) && (state === DpaState.RUNNING || state === DpaState.STARTING)) {
+      slept = native.fdPoll(this.bell.readFd, this.sleepMs()) === WaitResult.TimedOut;
     }
     if (this.bell.disarm() === BellState.RUNG) this.bell.drain();
     Atomics.and(i32, H.IDLE / 4, ~this.me);
     this.bell.harvest(this.onBit);
+    // A whole slice with nothing rung: look at the consumers once, for what no bell announces (a receive
+    // claimed by a producer that died before it filled it, which only a look finds).
+    if (slept) this.sweep(() => pollConsumers(this.e));
   }
 
   private readonly onBit = (bit: number): void => {
-    if (bit === BIT_EVENT) checkAll(this.e.dpa, this.e.events);
-    else if (bit >= BIT_CONSUMER) consumerRang(this.e, bit - BIT_CONSUMER);
+    if (bit === BIT_EVENT) this.sweep(() => checkAll(this.e.dpa, this.e.events));
+    else if (bit >= BIT_CONSUMER) this.sweep(() => consumerRang(this.e, bit - BIT_CONSUMER));
   };
 
   private lookEverywhere(): void {
-    checkAll(this.e.dpa, this.e.events);
-    pollConsumers(this.e);
+    this.sweep(() => checkAll(this.e.dpa, this.e.events));
+    this.sweep(() => pollConsumers(this.e));
+  }
+
+  /**
+   * Runs a look of the EU's own (not DPA code) at the shared tables. Each object it looks at is checked
+   * and a bad one is passed over; should anything still throw, it is logged, never the end of the unit.
+   */
+  private sweep(look: () => void): void {
+    try {
+      look();
+    } catch (err) {
+      this.e.log(30, `execution unit ${this.e.index}: ${describe(err)}`);
+    }
   }
 
   /** Takes one unit of ready work and runs it; false if none could be taken. */
@@ -206,15 +236,17 @@ class Unit {
     const fn = this.fn(dpa.view.getUint32(base + RPC.FUNC, true));
     const args = this.readArgs(base + RPC.ARGS, dpa.view.getUint32(base + RPC.NARGS, true));
     const result = this.run({ kind: WorkKind.RPC, index: slot, rank: 0, threads: 1, local: 0n, finished: false }, fn, args);
-    if (result === undefined) return true; // fatal: the owner fails the call
-    const value = toU64(result.value);
-    if (value === undefined) {
-      Atomics.store(dpa.i32, (base + RPC.STATE) / 4, RpcState.FAILED);
-    } else {
-      dpa.view.setBigUint64(base + RPC.RESULT, value, true);
-      Atomics.store(dpa.i32, (base + RPC.STATE) / 4, RpcState.DONE);
-    }
-    dpa.sched.ringOwner();
+    if (result !== undefined) {
+      const value = toU64(result.value);
+      if (value === undefined) {
+        Atomics.store(dpa.i32, (base + RPC.STATE) / 4, RpcState.FAILED);
+      } else {
+        dpa.view.setBigUint64(base + RPC.RESULT, value, true);
+        Atomics.store(dpa.i32, (base + RPC.STATE) / 4, RpcState.DONE);
+      }
+      dpa.sched.ringOwner();
+    } // else fatal: the owner fails the call
+    this.idle();
     return true;
   }
 
@@ -238,8 +270,8 @@ class Unit {
     if (rank === threads - 1) dpa.sched.take(dpa.layout.launchBits, slot);
     const fn = this.fn(dpa.view.getUint32(base + LAUNCH.FUNC, true));
     const args = this.readArgs(base + LAUNCH.ARGS, dpa.view.getUint32(base + LAUNCH.NARGS, true));
-    if (!this.run({ kind: WorkKind.LAUNCH, index: slot, rank, threads, local: 0n, finished: false }, fn, args)) return true;
-    if (Atomics.add(i32, (base + LAUNCH.FINISHED) / 4, 1) + 1 === threads) this.finishLaunch(slot);
+    if (this.run({ kind: WorkKind.LAUNCH, index: slot, rank, threads, local: 0n, finished: false }, fn, args) && Atomics.add(i32, (base + LAUNCH.FINISHED) / 4, 1) + 1 === threads) this.finishLaunch(slot);
+    this.idle();
     return true;
   }
 
@@ -265,6 +297,7 @@ class Unit {
     const dpa = this.e.dpa;
     if (!dpa.sched.take(dpa.layout.objectBits, index)) return false;
     const at = dpa.at(index, OBJ.STATE) / 4;
+    if (dpa.u32(index, OBJ.KIND) !== ObjKind.THREAD) return false; // a bit set for what is no thread
     if (Atomics.compareExchange(dpa.i32, at, ThreadState.QUEUED, ThreadState.RUNNING) !== ThreadState.QUEUED) return false;
     // One run of a thread at a time, ordered by its state word: its record has one writer at a time.
     const stat = dpa.u32(index, THREAD.STATS);
@@ -273,26 +306,41 @@ class Unit {
     const work: Work = { kind: WorkKind.THREAD, index, rank: 0, threads: 1, local: dpa.view.getBigUint64(dpa.at(index, THREAD.LOCAL), true), finished: false };
     this.args.length = 1;
     this.args[0] = dpa.view.getBigUint64(dpa.at(index, THREAD.ARG), true);
-    if (!this.run(work, fn, this.args)) return true;
+    if (this.run(work, fn, this.args)) this.afterRun(index, work.finished);
+    // Only now: the owner keeps a destroyed thread's entry from reuse while a unit still runs it (objects.ts).
+    this.idle();
+    return true;
+  }
+
+  /** A run of thread `index` ended: IDLE (or QUEUED again, FINISHED, STOPPED), by its state word. */
+  private afterRun(index: number, finished: boolean): void {
+    const dpa = this.e.dpa;
+    const at = dpa.at(index, OBJ.STATE) / 4;
     for (;;) {
       const s = Atomics.load(dpa.i32, at);
       const next =
         s === ThreadState.RUNNING
-          ? work.finished ? ThreadState.FINISHED : ThreadState.IDLE
+          ? finished ? ThreadState.FINISHED : ThreadState.IDLE
           : s === ThreadState.RUNNING_AGAIN
-            ? work.finished ? ThreadState.FINISHED : ThreadState.QUEUED
+            ? finished ? ThreadState.FINISHED : ThreadState.QUEUED
             : s === ThreadState.STOPPING ? ThreadState.STOPPED : -1;
-      if (next < 0) return true;
+      if (next < 0) return; // destroyed meanwhile (its stop timed out), or a state no run leaves
       if (Atomics.compareExchange(dpa.i32, at, s, next) !== s) continue;
       if (next === ThreadState.QUEUED) dpa.sched.ready(dpa.layout.objectBits, index);
       if (next === ThreadState.STOPPED) dpa.sched.ringOwner();
-      return true;
+      return;
     }
+  }
+
+  /** The EU runs nothing (the EU table's word, which the watchdog and the owner's object table read). */
+  private idle(): void {
+    Atomics.store(this.e.dpa.i32, (this.e.dpa.layout.eu(this.e.index) + EU.RUNNING) / 4, 0);
   }
 
   /**
    * Runs DPA code to completion with the EU table saying what runs since when (the owner's watchdog
-   * reads it). Returns the value, or undefined when the run failed (the DPA then enters its fatal state).
+   * reads it; the caller clears it with `idle()` once done with the work). Returns the value, or
+   * undefined when the run failed (the DPA then enters its fatal state).
    */
   private run(work: Work, fn: ((...args: bigint[]) => unknown) | undefined, args: bigint[]): { value: unknown } | undefined {
     const dpa = this.e.dpa;
@@ -306,7 +354,7 @@ class Unit {
     this.e.work = work;
     // Work left behind (the other ranks of this kernel, work queued behind this run) must not wait for
     // this run: one activation woke one EU, so this EU passes the wake-up on to an idle one.
-    if (Atomics.load(dpa.i32, H.READY / 4) > 0) dpa.sched.wakeOne();
+    if (Atomics.load(dpa.i32, H.READY / 4) !== 0) dpa.sched.wakeOne();
     dpa.sched.selfServing = false; // work this run makes must wake another EU: this one is busy
     try {
       return { value: fn(...args) };
@@ -317,7 +365,6 @@ class Unit {
     } finally {
       this.e.work = undefined;
       dpa.sched.selfServing = true;
-      Atomics.store(dpa.i32, (eu + EU.RUNNING) / 4, 0);
       sweepImm(this.e);
     }
   }
@@ -393,6 +440,7 @@ export async function runEu(data: EuData): Promise<void> {
     },
     work: undefined,
   };
+  dpa.report = (text) => eu.log(30, text);
   installEu(eu);
   const stats = openStats(data.stats);
   const unit = new Unit(eu, port, stats && new Float64Array(stats.u8.buffer));

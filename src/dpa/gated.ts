@@ -5,14 +5,13 @@
  * update from any thread or process rings the DPA; the rung EU then looks at everything that waits.
  * Whoever finds a condition true first claims the work with a compare-and-swap, so looks can race.
  */
-import { sdkLogSource } from '../core/log.js';
+import { DocaError } from '../core/error.js';
 import { CompletionType, postCqe } from './cq.js';
 import type { DpaEvents } from './events.js';
-import { H, LAUNCH, LaunchState } from './layout.js';
-import { ASYNC_OPS, WAIT_SIZE, WaitOp } from './objects.js';
+import { H, LAUNCH, LaunchState, OBJ, ObjKind } from './layout.js';
+import { ASYNC_OPS, MAX_QUEUE, ObjState, WAIT_SIZE, WaitOp } from './objects.js';
 import type { DpaView } from './view.js';
 
-const log = sdkLogSource('dpa');
 
 /** Releases launch slot `slot` if its wait event reached the threshold; true if it did. */
 export function checkLaunch(dpa: DpaView, events: DpaEvents, slot: number): boolean {
@@ -21,10 +20,10 @@ export function checkLaunch(dpa: DpaView, events: DpaEvents, slot: number): bool
   const index = dpa.view.getInt32(base + LAUNCH.WAIT_EVENT, true);
   let value: bigint;
   try {
-    if (!dpa.live(index, dpa.view.getInt32(base + LAUNCH.WAIT_GEN, true))) throw new Error('the wait event is no longer usable by the DPA');
+    if (!dpa.live(index, dpa.view.getInt32(base + LAUNCH.WAIT_GEN, true))) throw new Error('its wait event was destroyed');
     value = events.get(index, 'doca_dpa_kernel_launch');
   } catch (err) {
-    log.err(`kernel launch ${slot}: ${(err as Error).message}; it will not start`);
+    dropLaunch(dpa, slot, (err as Error).message);
     return false;
   }
   if (value < BigInt(dpa.view.getUint32(base + LAUNCH.WAIT_THRESHOLD, true))) return false;
@@ -34,14 +33,46 @@ export function checkLaunch(dpa: DpaView, events: DpaEvents, slot: number): bool
   return true;
 }
 
+/**
+ * A gated launch that can never start (its wait event was destroyed, or cannot be read): its slot is
+ * freed and the DOCA log says which kernel will not run, rather than holding the slot for ever.
+ */
+export function dropLaunch(dpa: DpaView, slot: number, why: string): void {
+  if (Atomics.compareExchange(dpa.i32, (dpa.layout.launch(slot) + LAUNCH.STATE) / 4, LaunchState.GATED, LaunchState.FREE) !== LaunchState.GATED) return;
+  Atomics.sub(dpa.i32, H.GATED / 4, 1);
+  dpa.report(`kernel launch ${slot}: ${why}; the kernel will not run, and its completion event is not updated`);
+}
+
+/**
+ * The wait list of async ops `ops` (its size and byte offset), checked as the completion rings are:
+ * UNEXPECTED for a size that no async ops has or a list outside the arena; the async ops is then ended.
+ */
+export function waitList(dpa: DpaView, ops: number, call: string): { size: number; list: number } {
+  try {
+    dpa.checkFault(ops, call);
+    const size = dpa.u32(ops, ASYNC_OPS.SIZE);
+    if (size < 1 || size > MAX_QUEUE || (size & (size - 1)) !== 0) throw new DocaError('UNEXPECTED', call, `the async ops' entry says it holds ${size} operations, not a power of two up to ${MAX_QUEUE}`);
+    return { size, list: dpa.arenaRange(dpa.u32(ops, ASYNC_OPS.LIST), size * WAIT_SIZE, "the async ops' wait list", call) };
+  } catch (err) {
+    dpa.fault(ops, 'UNEXPECTED', `${(err as Error).message}; its waits are dropped`);
+    throw err;
+  }
+}
+
 /** Completes the waits posted on async ops `ops` whose condition holds. */
 export function checkWaits(dpa: DpaView, events: DpaEvents, ops: number): void {
-  const size = dpa.u32(ops, ASYNC_OPS.SIZE);
-  const list = dpa.u32(ops, ASYNC_OPS.LIST);
   const word = dpa.layout.waitBits / 4 + (ops >>> 5);
   const mask = 1 << (ops & 31);
   // Cleared before the look and set again if waits remain: a poster stores its wait, then sets the bit.
   Atomics.and(dpa.i32, word, ~mask);
+  if (dpa.u32(ops, OBJ.KIND) !== ObjKind.ASYNC_OPS || dpa.load(ops, OBJ.STATE) !== ObjState.STARTED) return; // stopped: its waits go with it
+  let size: number;
+  let list: number;
+  try {
+    ({ size, list } = waitList(dpa, ops, 'doca_dpa_dev_sync_event_post_wait'));
+  } catch {
+    return; // ended (and logged): it is looked at no more
+  }
   let left = 0;
   for (let i = 0; i < size; i++) {
     const at = list + i * WAIT_SIZE;
@@ -52,7 +83,7 @@ export function checkWaits(dpa: DpaView, events: DpaEvents, ops: number): void {
       if (!dpa.live(index, dpa.view.getInt32(at + 12, true))) throw new Error('the sync event is no longer usable by the DPA');
       value = events.get(index, 'doca_dpa_dev_sync_event_post_wait');
     } catch (err) {
-      log.err(`async ops wait: ${(err as Error).message}; dropping the wait`);
+      dpa.report(`async ops ${ops}: a wait: ${(err as Error).message}; the wait is dropped`);
       Atomics.compareExchange(dpa.i32, at / 4, 1, 0);
       continue;
     }
@@ -75,7 +106,7 @@ function complete(dpa: DpaView, ops: number, at: number): boolean {
     postCqe(dpa, cq, CompletionType.SEND, dpa.u32(ops, ASYNC_OPS.USER_DATA), 0, 'doca_dpa_dev_sync_event_post_wait');
     return true;
   } catch (err) {
-    log.err(`async ops: ${(err as Error).message}; the wait stays posted`);
+    dpa.report(`async ops ${ops}: ${(err as Error).message}; the wait stays posted`);
     Atomics.store(dpa.i32, at / 4, 1);
     return false;
   }
@@ -90,7 +121,8 @@ export function checkAll(dpa: DpaView, events: DpaEvents): void {
     while (bits !== 0) {
       const low = bits & -bits;
       bits ^= low;
-      checkWaits(dpa, events, w * 32 + 31 - Math.clz32(low));
+      const ops = w * 32 + 31 - Math.clz32(low);
+      if (ops < dpa.layout.dims.objects) checkWaits(dpa, events, ops);
     }
   }
 }

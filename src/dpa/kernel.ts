@@ -140,7 +140,15 @@ function submitRpc(dpa: Dpa, r: DpaRun, func: DpaFuncRef, args: (bigint | number
   return slot;
 }
 
-const rpcState = (r: DpaRun, slot: number) => Atomics.load(r.view.i32, (r.layout.rpc(slot) + RPC.STATE) / 4);
+/**
+ * The state of RPC slot `slot`. A word that is no RPC state (execution units write it too) means the
+ * DPA's tables are corrupt: the DPA enters its fatal state, which ends every wait for the call.
+ */
+function rpcState(r: DpaRun, slot: number): number {
+  const state = Atomics.load(r.view.i32, (r.layout.rpc(slot) + RPC.STATE) / 4);
+  if (state < RpcState.FILLING || state > RpcState.FAILED) r.pool.fail(`RPC slot ${slot} holds state ${state}, which no RPC call is in`);
+  return state;
+}
 const finished = (s: number) => s === RpcState.DONE || s === RpcState.FAILED;
 
 /** Takes a finished call's result and frees its slot. */
@@ -188,6 +196,7 @@ export function rpcAsync(dpa: Dpa, func: DpaFuncRef, args: (bigint | number)[]):
   return new Promise<bigint>((resolve, reject) => {
     const timer = setTimeout(() => {
       if (withdraw(r, slot)) settle(new DocaError('TIME_OUT', call, `no execution unit of ${dpa.name} took the call within ${RPC_QUEUE_MS} ms`));
+      else pump(r); // taken (the watchdog bounds it), or its state word is no state: pump ends the DPA then
     }, RPC_QUEUE_MS);
     timer.unref();
     const settle = (err?: DocaError) => {

@@ -27,13 +27,16 @@
  * Handles (`doca_dpa_dev_*_t`, u64): bits 63..48 the DPA's tag, 47..40 the object kind, 39..24 the
  * object (or slot) index, 23..0 its generation. An EU resolves a handle only if all four match the
  * object's entry, so a handle from another DPA or of a destroyed object is refused, never followed.
+ * Element handles (a completion's, a consumer completion's) name their context object: bits 23..16 hold
+ * its incarnation (generation >> 1, low 8 bits), 15..0 the element's position (view.ts).
  */
 import { SEGMENT_HEADER_SIZE, Segment } from '../fabric/segment.js';
 
 export { makeHandle, splitHandle } from '../core/dpa-handle.js';
 
 const MAGIC = 0x31415044; // 'DPA1'
-const VERSION = 1;
+/** 2: an entry's FAULT word, a consumer's MsgQ descriptor, element handles carry their object's incarnation. */
+const VERSION = 2;
 
 export const H = {
   MAGIC: 64,
@@ -96,8 +99,13 @@ export const CompOp = { NONE: 0, SET: 1, ADD: 2 } as const;
 export const MAX_ARGS = 16;
 
 export const OBJECT_SIZE = 128;
-/** Every object entry starts with these; the rest is the kind's (dpa/objects.ts). */
-export const OBJ = { STATE: 0, GEN: 4, KIND: 8 } as const;
+/**
+ * Every object entry starts with these; the rest is the kind's (dpa/objects.ts). FAULT: 0, or the DOCA
+ * error value (CONNECTION_ABORTED, UNEXPECTED) every later use of an object gets once an execution unit
+ * ended it for what it found in shared memory (a receive a producer filled wrongly, a list outside the
+ * arena); the object still has to be stopped and destroyed by its owner.
+ */
+export const OBJ = { STATE: 0, GEN: 4, KIND: 8, FAULT: 12 } as const;
 export const ObjKind = {
   THREAD: 1,
   COMPLETION: 2,

@@ -15,6 +15,7 @@ export abstract class DpaObject {
   /** Its index in the DPA's object table (`doca_dpa_thread_get_id` for a thread). */
   readonly index: number;
   private destroyed = false;
+  private started = false;
   readonly name: string;
   /** @internal Objects that refer to this one (a completion to its thread); it cannot be destroyed while any do. */
   readonly _users = new Set<DpaObject>();
@@ -30,8 +31,18 @@ export abstract class DpaObject {
     dpa._adopt(this);
   }
 
+  /**
+   * Whether it is started, as its owner knows it: never read back from the object entry, whose state
+   * word other threads could overwrite (and then it could never be stopped or destroyed).
+   */
   get isStarted(): boolean {
-    return !this.destroyed && this.dpaRun.objects.state(this.index) !== ObjState.CREATED;
+    return !this.destroyed && this.started;
+  }
+
+  /** Starts or stops it: the owner's own record, then the entry's state word (STARTED or CREATED). */
+  protected setStarted(on: boolean, state: number = on ? ObjState.STARTED : ObjState.CREATED): void {
+    this.started = on;
+    this.dpaRun.objects.setState(this.index, state);
   }
 
   /** The handle DPA code uses (`*_get_dpa_handle`): BAD_STATE unless started. */
@@ -66,6 +77,9 @@ export abstract class DpaObject {
     if (other.dpa !== this.dpa) throw new DocaError('INVALID_VALUE', call, `${other.name} belongs to another DPA`);
     other.alive(call);
   }
+
+  /** @internal its DPA entered its fatal state (a consumer stops taking messages; nothing else changes). */
+  _dpaFailed(): void {}
 
   get isDestroyed(): boolean {
     return this.destroyed;

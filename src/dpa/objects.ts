@@ -10,7 +10,7 @@
 import { DocaError } from '../core/error.js';
 import { FreeList } from '../core/free-list.js';
 import type { Segment } from '../fabric/segment.js';
-import { type DpaLayout, makeHandle, OBJ, OBJECT_SIZE } from './layout.js';
+import { type DpaLayout, EU, makeHandle, OBJ, OBJECT_SIZE, WorkKind } from './layout.js';
 
 /**
  * DPA thread (`doca_dpa_thread`). STATE is the thread state machine below. STATS: the slot + 1 of its
@@ -45,6 +45,8 @@ export const ATTACHED = { THREAD: 16, THREAD_GEN: 20, ARMED: 24 } as const;
 export const COMPLETION = { SIZE: 28, RING: 32, RESERVE: 36, READ: 40, ACK: 44 } as const;
 /** A completion ring element (16 bytes): +0 i32 sequence (position + 1 once written) +4 type +8 user data +12 immediate. */
 export const CQE_SIZE = 16;
+/** Largest queue of a completion or async ops (elements): element handles carry 16 bits of position. */
+export const MAX_QUEUE = 1 << 16;
 
 /** `doca_dpa_notification_completion`: only the attached thread (ATTACHED). */
 
@@ -64,8 +66,12 @@ export const CONSUMER_COMPLETION = { MAX_CONSUMERS: 28, MAX_RECV: 32, IMM_LEN: 3
 /** A returned element: +0 i32 consumer index +4 i32 position in its queue. */
 export const RETURNED_SIZE = 8;
 
-/** A DPA comch consumer (CPU -> DPA MsgQ): its receive queue is a consumer queue segment. */
-export const CONSUMER = { CC: 16, CC_GEN: 20, USER_DATA: 24, SLOTS: 28, IMM_LEN: 32, ID: 36, HEAD: 40, RELEASED: 44, QUEUE: 48 } as const;
+/**
+ * A DPA comch consumer (CPU -> DPA MsgQ): its receive queue is a consumer queue segment (QUEUE), its
+ * entry in the MsgQ's endpoint table is found by its id in the MsgQ segment (MSGQ), where an EU also
+ * looks up who claimed a receive (a producer that died before filling it) and ends the consumer.
+ */
+export const CONSUMER = { CC: 16, CC_GEN: 20, USER_DATA: 24, SLOTS: 28, IMM_LEN: 32, ID: 36, HEAD: 40, RELEASED: 44, QUEUE: 48, MSGQ: 88 } as const;
 
 /** A DPA comch producer (DPA -> CPU MsgQ): finds its consumers in the MsgQ segment. */
 export const PRODUCER = { COMPLETION: 16, COMPLETION_GEN: 20, ID: 24, MAX_SEND: 28, MSGQ: 32, MSGQ_ID: 72, ENTRY: 76 } as const;
@@ -103,9 +109,16 @@ export class ObjectFields {
   }
 }
 
-/** The owner's side of the object table: allocation and the fields every entry has. */
+/**
+ * The owner's side of the object table: allocation and the fields every entry has. A thread destroyed
+ * while an execution unit still runs it (its stop timed out: a function that never returns) gives its
+ * entry back only once no unit runs it any more (the EU table's work words), so that the unit, whenever
+ * it comes back, finds a free entry and not another object at that index.
+ */
 export class ObjectTable extends ObjectFields {
   private readonly entries: FreeList;
+  /** Freed entries an execution unit still runs. */
+  private readonly held = new Set<number>();
 
   constructor(
     segment: Segment,
@@ -118,6 +131,11 @@ export class ObjectTable extends ObjectFields {
 
   /** A new entry of `kind` (CREATED, a new generation); NO_MEMORY when the table is full. */
   allocate(kind: number, call: string): number {
+    for (const index of this.held) {
+      if (this.running(index)) continue;
+      this.held.delete(index);
+      this.entries.give(index);
+    }
     const index = this.entries.take();
     if (index < 0) throw new DocaError('NO_MEMORY', call, `the DPA already holds its maximum of ${this.layout.dims.objects} objects`);
     const base = this.layout.object(index);
@@ -133,7 +151,15 @@ export class ObjectTable extends ObjectFields {
     const base = this.layout.object(index);
     Atomics.add(this.i32, (base + OBJ.GEN) / 4, 1);
     Atomics.store(this.i32, (base + OBJ.STATE) / 4, ObjState.FREE);
-    this.entries.give(index);
+    if (this.running(index)) this.held.add(index);
+    else this.entries.give(index);
+  }
+
+  /** Whether an execution unit runs object `index` (a thread) now. */
+  private running(index: number): boolean {
+    const work = (WorkKind.THREAD << 24) | index;
+    for (let eu = 0; eu < this.layout.dims.eus; eu++) if (Atomics.load(this.i32, (this.layout.eu(eu) + EU.RUNNING) / 4) === work) return true;
+    return false;
   }
 
   handle(kind: number, index: number): bigint {

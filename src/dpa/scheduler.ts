@@ -10,6 +10,11 @@
  * idle mask and rings an EU it finds there. All are sequentially consistent atomics: if (3) misses (a),
  * then (1) precedes (b), so the activator sees an idle EU and rings it; the ring lands after (2), so
  * that EU (or, if it rings another idle one, that one) wakes. docs/wakeup.md gives the bell's half.
+ * The count is only a hint, and other threads write it (a bit set without it, or a count that says
+ * nothing is ready, must not hide work): an EU scans the bitmaps before every sleep, whatever the count
+ * says, and (3) sleeps only if the count is 0 or what it was when that scan began. A count unchanged
+ * although (a) happened means another EU took work meanwhile (it subtracts after taking): that EU is busy
+ * and scans again before it sleeps, so the work is still seen. A wrong count costs at most a sleep slice.
  *
  * A DPA thread's state word (objects.ts, ThreadState) makes an activation idempotent: one activation
  * while it waits queues it, one while it runs makes it run once more afterwards, more are absorbed.
@@ -40,16 +45,22 @@ export class Scheduler {
     return Atomics.load(this.i32, H.STATE / 4);
   }
 
-  /** Activates DPA thread `index` (a completion, a notify, `doca_dpa_thread_run` of a pending one). */
-  activateThread(index: number): void {
+  /**
+   * Activates DPA thread `index` (a completion, a notify, `doca_dpa_thread_run` of a pending one); false
+   * if its state word holds no thread state (the caller ends the thread).
+   */
+  activateThread(index: number): boolean {
     const at = (this.layout.object(index) + OBJ.STATE) / 4;
     for (;;) {
       const s = Atomics.load(this.i32, at);
+      if (s < ThreadState.CREATED || s > ThreadState.STOPPED) return false;
+      // QUEUED is absorbed; its bit is set again in case it was lost (a no-op when it is set: no new work).
+      if (s === ThreadState.QUEUED) this.ready(this.layout.objectBits, index);
       const next = s === ThreadState.IDLE ? ThreadState.QUEUED : s === ThreadState.RUNNING ? ThreadState.RUNNING_AGAIN : s === ThreadState.STARTED ? ThreadState.STARTED_PENDING : -1;
-      if (next < 0) return; // already queued, pending or running again; finished or stopped: absorbed
+      if (next < 0) return true; // already queued, pending or running again; finished or stopped: absorbed
       if (Atomics.compareExchange(this.i32, at, s, next) !== s) continue;
       if (next === ThreadState.QUEUED) this.ready(this.layout.objectBits, index);
-      return;
+      return true;
     }
   }
 
@@ -69,7 +80,11 @@ export class Scheduler {
     return true;
   }
 
-  /** Rings one idle EU, if any (round robin, so that bursts spread over the EUs). */
+  /**
+   * Rings one idle EU, if any (round robin, so that bursts spread over the EUs). An EU whose bell is
+   * gone (its worker died) is passed over for the next idle one: the work is never left to a dead unit
+   * (whose death makes the DPA fatal anyway, eu-pool.ts).
+   */
   wakeOne(): void {
     const idle = Atomics.load(this.i32, H.IDLE / 4);
     if (idle === 0) return;
@@ -79,19 +94,20 @@ export class Scheduler {
     const start = (Atomics.add(this.i32, H.WAKE_CURSOR / 4, 1) >>> 0) % eus;
     for (let k = 0; k < eus; k++) {
       const e = (start + k) % eus;
-      if (idle & (1 << e)) return this.ringEu(e, BIT_READY);
+      if (idle & (1 << e) && this.ringEu(e, BIT_READY)) return;
     }
   }
 
-  /** Sets bit `bit` of EU `e`'s bell (waking it if it sleeps). */
-  ringEu(e: number, bit: number): void {
+  /** Sets bit `bit` of EU `e`'s bell (waking it if it sleeps); false if its bell is gone (or not up yet). */
+  ringEu(e: number, bit: number): boolean {
     let bell = this.bells[e];
     if (!bell || bell.dead) {
       if (bell) releaseRemoteBell(bell);
       this.bells[e] = bell = this.open(this.layout.eu(e) + EU.BELL);
-      if (!bell) return; // not up yet: it looks at everything before its first sleep
+      if (!bell) return false; // not up yet: it looks at everything before its first sleep
     }
     bell.ring(bit);
+    return !bell.dead;
   }
 
   /** Wakes the owner (an RPC finished, an EU came up or left, a stopping thread stopped). */

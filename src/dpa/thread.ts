@@ -13,9 +13,6 @@ import { ObjKind, OBJ } from './layout.js';
 import { DpaObject } from './object.js';
 import { THREAD, ThreadState } from './objects.js';
 
-/** How long `stop()` waits for a running thread's current activation to end. */
-const STOP_WAIT_MS = 5000;
-
 /**
  * A DPA thread, `struct doca_dpa_thread` (`doca_dpa_thread_create`): a function of the DPA application
  * and its argument, which an execution unit runs once per activation, to completion. Completions
@@ -37,6 +34,8 @@ export class DpaThread extends DpaObject {
   private func: DpaFuncRef | undefined;
   private arg = 0n;
   private local = 0n;
+  /** Its life as its owner knows it: 'stopping' once a stop began (also one that timed out: it can be destroyed). */
+  private life: 'idle' | 'started' | 'stopping' = 'idle';
   /**
    * What observers of the fabric see of it (fabric/stats.ts DPA_THREAD): its activations are counted by
    * the execution unit that runs it, in the slot its object entry names (THREAD.STATS).
@@ -88,9 +87,12 @@ export class DpaThread extends DpaObject {
     return this.index;
   }
 
+  /**
+   * Started, and not stopped since (its owner's own record: its state word is shared with the execution
+   * units, and a word another thread could overwrite must not keep it from being stopped or destroyed).
+   */
   override get isStarted(): boolean {
-    const s = this.state;
-    return !this.isDestroyed && s !== ThreadState.CREATED && s !== ThreadState.STOPPED;
+    return !this.isDestroyed && this.life !== 'idle';
   }
 
   /** `doca_dpa_thread_start`: activations are remembered from now on, and run once it is `run()`. */
@@ -104,6 +106,7 @@ export class DpaThread extends DpaObject {
     v.setBigUint64(this.dpaRun.objects.at(this.index, THREAD.ARG), this.arg, true);
     v.setBigUint64(this.dpaRun.objects.at(this.index, THREAD.LOCAL), this.local, true);
     this.dpaRun.objects.setState(this.index, ThreadState.STARTED);
+    this.life = 'started';
     this.stat.setState(DpaThreadStatState.STARTED);
   }
 
@@ -130,34 +133,39 @@ export class DpaThread extends DpaObject {
   stop(): void {
     const call = 'doca_dpa_thread_stop';
     this.alive(call);
+    if (this.life === 'idle') throw new DocaError('BAD_STATE', call, `${this.name} is not started`);
+    this.life = 'stopping';
     const i32 = this.dpaRun.view.i32;
     const at = this.dpaRun.objects.at(this.index, OBJ.STATE) / 4;
-    for (;;) {
-      const s = Atomics.load(i32, at);
-      if (s === ThreadState.CREATED || s === ThreadState.STOPPED) throw new DocaError('BAD_STATE', call, `${this.name} is not started`);
+    for (let s = Atomics.load(i32, at); s !== ThreadState.STOPPED; s = Atomics.load(i32, at)) {
       const running = s === ThreadState.RUNNING || s === ThreadState.RUNNING_AGAIN || s === ThreadState.STOPPING;
       if (!this.dpa.isStarted || !running) {
-        if (Atomics.compareExchange(i32, at, s, ThreadState.STOPPED) === s) return this.stat.setState(DpaThreadStatState.STOPPED);
+        Atomics.compareExchange(i32, at, s, ThreadState.STOPPED);
         continue;
       }
       if (s !== ThreadState.STOPPING && Atomics.compareExchange(i32, at, s, ThreadState.STOPPING) !== s) continue;
-      const stopped = this.dpaRun.pool.waitSync(() => Atomics.load(i32, at) === ThreadState.STOPPED, STOP_WAIT_MS);
-      if (stopped) return this.stat.setState(DpaThreadStatState.STOPPED);
-      if (this.dpa.isStarted) throw new DocaError('TIME_OUT', call, `${this.name} is still in its function after ${STOP_WAIT_MS} ms (a thread that polls forever ends only with its DPA)`);
+      // As long as a kernel may run: a run that takes longer is not coming back by itself.
+      const waitMs = this.dpa.getKernelMaxRunTime() * 1000;
+      if (this.dpaRun.pool.waitSync(() => Atomics.load(i32, at) === ThreadState.STOPPED, waitMs)) break;
+      if (this.dpa.isStarted) throw new DocaError('TIME_OUT', call, `${this.name} is still in its function after ${waitMs} ms (the kernel max run time); it is never activated again, can be destroyed, and its execution unit is ended with the DPA`);
     }
+    this.life = 'idle';
+    this.stat.setState(DpaThreadStatState.STOPPED);
   }
 
-  /** `doca_dpa_thread_destroy`: stopped (or never started), and no completion attached to it. */
+  /**
+   * `doca_dpa_thread_destroy`: stopped (or never started), and no completion attached to it. A thread
+   * whose stop timed out (it is still in its function) can be destroyed too: it is never activated
+   * again, and the execution unit it holds is ended when the DPA stops.
+   */
   destroy(): void {
     const call = 'doca_dpa_thread_destroy';
     if (this.isDestroyed) return;
-    if (this.isStarted) throw new DocaError('BAD_STATE', call, `${this.name} is started; stop it first`);
+    if (this.life === 'started') throw new DocaError('BAD_STATE', call, `${this.name} is started; stop it first`);
     this.destroyObject(call);
     this.stat.release();
     this.dpa._stat.c[0]!--;
   }
 
-  private get state(): number {
-    return this.dpaRun.objects.state(this.index);
-  }
+
 }

@@ -1,18 +1,27 @@
 /**
  * One thread's view of a started DPA's control segment: what EUs (and the owner, for the parts they
  * share) use to resolve handles and read object entries. Every handle is checked against the entry it
- * names (tag, kind, index in range, generation, live) before anything of it is used.
+ * names (tag, kind, index in range, generation, live, not ended) before anything of it is used, and every
+ * range an entry names in the arena is checked to lie in it (`arenaRange`).
  */
 import { handleHex as hex, type HandleParts } from '../core/dpa-handle.js';
-import { DocaError } from '../core/error.js';
+import { DOCA_ERRORS, DocaError, type DocaErrorName, type DocaErrorShortName } from '../core/error.js';
+import { sdkLogSource } from '../core/log.js';
 import type { Segment } from '../fabric/segment.js';
-import { type DpaLayout, KIND_NAMES, OBJ, splitHandle } from './layout.js';
+import { type DpaLayout, KIND_NAMES, makeHandle, OBJ, splitHandle } from './layout.js';
 import { ObjectFields, ObjState } from './objects.js';
 import { Scheduler } from './scheduler.js';
+
+const sdkLog = sdkLogSource('dpa');
 
 export class DpaView extends ObjectFields {
   readonly u8: Uint8Array;
   readonly sched: Scheduler;
+  /**
+   * Where what this thread finds wrong in the tables is said: the owner's DOCA log; an execution unit
+   * sends it to its owner's (eu-worker.ts), so that every such line reaches the program.
+   */
+  report: (text: string) => void = (text) => sdkLog.err(text);
   /** Handles already split (BigInt arithmetic costs more than the lookup); entries are still checked on every use. */
   private readonly split = new Map<bigint, HandleParts>();
 
@@ -51,7 +60,73 @@ export class DpaView extends ObjectFields {
       throw new DocaError('BAD_STATE', call, `handle ${hex(handle)} names a ${KIND_NAMES[kind]} that was destroyed`);
     }
     if (started && state !== ObjState.STARTED) throw new DocaError('BAD_STATE', call, `the ${KIND_NAMES[kind]} of handle ${hex(handle)} is not started`);
+    this.checkFault(parts.index, call);
     return parts.index;
+  }
+
+  /**
+   * Ends object `index` with `code` (its FAULT word), saying `why` (once): every later use of it fails
+   * with that error, and the execution units pass it over. False if it had ended already.
+   */
+  fault(index: number, code: DocaErrorShortName, why: string): boolean {
+    const value = DOCA_ERRORS.findIndex(([name]) => name === `DOCA_ERROR_${code}`);
+    if (Atomics.compareExchange(this.i32, (this.layout.object(index) + OBJ.FAULT) / 4, 0, value) !== 0) return false;
+    this.report(`${KIND_NAMES[this.u32(index, OBJ.KIND)] ?? 'object'} ${index}: ${why}; it is ended (DOCA_ERROR_${code} for every later use)`);
+    return true;
+  }
+
+  /** Whether object `index` was ended (`fault`). */
+  faulted(index: number): boolean {
+    return Atomics.load(this.i32, (this.layout.object(index) + OBJ.FAULT) / 4) !== 0;
+  }
+
+  /** Throws the error object `index` was ended with, if it was. */
+  checkFault(index: number, call: string): void {
+    const value = Atomics.load(this.i32, (this.layout.object(index) + OBJ.FAULT) / 4);
+    if (value === 0) return;
+    const name: DocaErrorName = value > 0 && value < DOCA_ERRORS.length ? DOCA_ERRORS[value]![0] : 'DOCA_ERROR_UNEXPECTED';
+    throw new DocaError(name, call, `the ${KIND_NAMES[this.u32(index, OBJ.KIND)] ?? 'object'} ${index} was ended for what it found in shared memory (the DOCA log says what)`);
+  }
+
+  /**
+   * `bytes` at byte `offset` of the arena, as an entry names them (a ring, a list): UNEXPECTED unless the
+   * range lies in the arena, 16-byte aligned (the owner allocates 64-byte aligned ranges there).
+   */
+  arenaRange(offset: number, bytes: number, what: string, call: string): number {
+    const arena = this.layout.arena;
+    if (!(Number.isInteger(offset) && Number.isInteger(bytes) && offset >= arena && bytes >= 0 && offset + bytes <= arena + this.layout.dims.arena && offset % 16 === 0)) {
+      throw new DocaError('UNEXPECTED', call, `${what} is ${bytes} bytes at byte ${offset}, outside the DPA's arena [${arena}, +${this.layout.dims.arena})`);
+    }
+    return offset;
+  }
+
+  /** The handle of the element at `position` of context object `index` (a completion's or a consumer completion's). */
+  elementHandle(kind: number, index: number, position: number): bigint {
+    return makeHandle(this.tag, kind, index, (((this.load(index, OBJ.GEN) >>> 1) & 0xff) << 16) | (position & 0xffff));
+  }
+
+  /**
+   * The context object and position an element handle names, if it is one of `kind` (an element kind)
+   * of a live, started `of` object at the incarnation it was made in, and its position is among the
+   * `[oldest, newest)` that context holds: INVALID_VALUE for what is not such a handle, BAD_STATE for an
+   * element of a destroyed context or one already acked (or never returned).
+   */
+  element(handle: unknown, kind: number, of: number, window: (index: number) => { oldest: number; newest: number }, call: string): { index: number; position: number } {
+    const parts = splitHandle(handle);
+    if (!parts || parts.tag !== this.tag || parts.kind !== kind || parts.index >= this.layout.dims.objects) {
+      throw new DocaError('INVALID_VALUE', call, `${hex(handle)} is not a ${KIND_NAMES[kind]} of this DPA`);
+    }
+    const index = parts.index;
+    const base = this.layout.object(index);
+    const live = Atomics.load(this.i32, (base + OBJ.STATE) / 4) === ObjState.STARTED && this.view.getUint32(base + OBJ.KIND, true) === of;
+    if (!live || ((Atomics.load(this.i32, (base + OBJ.GEN) / 4) >>> 1) & 0xff) !== parts.generation >>> 16) {
+      throw new DocaError('BAD_STATE', call, `${hex(handle)} is an element of a ${KIND_NAMES[of]} that was stopped or destroyed`);
+    }
+    this.checkFault(index, call);
+    const { oldest, newest } = window(index);
+    const back = ((newest - (parts.generation & 0xffff) - 1) & 0xffff) + 1;
+    if (back > ((newest - oldest) | 0)) throw new DocaError('BAD_STATE', call, `${hex(handle)} was acked (or never returned)`);
+    return { index, position: (newest - back) | 0 };
   }
 
   u32(index: number, field: number): number {

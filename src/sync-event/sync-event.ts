@@ -77,6 +77,8 @@ export class SyncEvent {
   private readonly ctx: SyncEventContext;
   /** DPAs holding a handle of this event (`getDpaHandle`): told when it is destroyed. */
   private readonly dpaTargets = new Set<DpaEventTarget>();
+  /** The DPAs of its locations, each with its role ('both' when one DPA is publisher and subscriber). */
+  private readonly dpaLocations = new Map<DpaEventTarget, 'publisher' | 'subscriber' | 'both'>();
   /** What observers of the fabric see of this handle (fabric/stats.ts SYNC_EVENT), from its first start. */
   private stat: StatRecord = detachedRecord();
   /** The fabric of a DPA location's device, for an event with no cpu location. */
@@ -331,12 +333,15 @@ export class SyncEvent {
     if (this.publisher !== 'dpa' && this.subscriber !== 'dpa') {
       throw new DocaError('NOT_SUPPORTED', call, `a DPA handle needs the DPA as publisher or subscriber location, not ${this.publisher ?? 'none'} and ${this.subscriber ?? 'none'}`);
     }
+    if (!this.dpaLocations.has(dpa)) {
+      throw new DocaError('NOT_SUPPORTED', call, `${dpa.name} is neither the publisher nor the subscriber location of this event (${[...this.dpaLocations.keys()].map((d) => d.name).join(' and ')} is)`);
+    }
     if (this.capDev && !syncEventCapIsExportToDpaSupported(this.capDev.asDevinfo())) {
       throw new DocaError('NOT_SUPPORTED', call, `${this.capDev.asDevinfo().spec.pci} cannot export sync events to the DPA (its topology says so)`);
     }
     if (!this.syncStarted && this.ctx.getState() !== CtxState.RUNNING) throw new DocaError('BAD_STATE', call, 'the sync event is not started');
     const value = this.valueLocation(call);
-    const handle = dpa._syncEventHandle(this, { control: this.control!, value, subscriberIsDpa: this.subscriber === 'dpa', peek: () => this._peek() }, call);
+    const handle = dpa._syncEventHandle(this, { control: this.control!, value, subscriberIsDpa: this.dpaLocations.get(dpa) !== 'publisher', peek: () => this._peek() }, call);
     this.dpaTargets.add(dpa);
     return handle;
   }
@@ -482,7 +487,11 @@ export class SyncEvent {
     if (role === 'publisher') this.publisher = where;
     else this.subscriber = where;
     if (where === 'cpu') this.capDev ??= target as Dev;
-    if (where === 'dpa') this.dpaFabric ??= (target as { dev?: Dev }).dev?.fabric?.dir;
+    if (where === 'dpa') {
+      this.dpaFabric ??= (target as { dev?: Dev }).dev?.fabric?.dir;
+      const dpa = target as DpaEventTarget;
+      this.dpaLocations.set(dpa, this.dpaLocations.has(dpa) ? 'both' : role);
+    }
   }
 
   private configurable(call: string, code: 'BAD_STATE' | 'NOT_PERMITTED'): void {

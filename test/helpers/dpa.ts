@@ -8,6 +8,7 @@ import { DpaApp } from '../../src/dpa/app.js';
 import { Dpa } from '../../src/dpa/dpa.js';
 import { useFabric } from '../../src/fabric/fabric.js';
 import { DEFAULT_TOPOLOGY_JSON, type DpaCaps } from '../../src/fabric/topology.js';
+import { SyncEvent } from '../../src/sync-event/sync-event.js';
 import { tempFabricDir } from './fabric.js';
 
 /** A test DPA application (dist/test/fixtures/dpa-apps/<name>.js). */
@@ -55,6 +56,20 @@ export function startDpa(t: TestContext, dev: Dev, app = 'basic'): Dpa {
     await dpa.exited();
   });
   return dpa;
+}
+
+/** A started sync event whose `dpaRole` location is `dpa` and whose other location is the CPU of `dev`. */
+export function dpaEvent(dev: Dev, dpa: Dpa, dpaRole: 'publisher' | 'subscriber'): SyncEvent {
+  const e = SyncEvent.create();
+  if (dpaRole === 'publisher') {
+    e.addPublisherLocationDpa(dpa);
+    e.addSubscriberLocationCpu(dev);
+  } else {
+    e.addPublisherLocationCpu(dev);
+    e.addSubscriberLocationDpa(dpa);
+  }
+  e.start();
+  return e;
 }
 
 /** Threads of this process (each EU is one). */

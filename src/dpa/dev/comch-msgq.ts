@@ -21,13 +21,19 @@ import { AccessFlag } from '../../core/mmap.js';
 import { DocaError } from '../../core/error.js';
 import { openRemoteBell, releaseRemoteBell, type RemoteBell } from '../../fabric/doorbell.js';
 import { decodeDescriptor, descriptorKey, Segment, SEGMENT_HEADER_SIZE } from '../../fabric/segment.js';
-import { activateAttached, CompletionType, cqPending, postCqe, requestNotification } from '../cq.js';
-import { makeHandle, OBJ, ObjKind, splitHandle } from '../layout.js';
-import { ATTACHED, COMPLETION, CONSUMER, CONSUMER_COMPLETION, ObjState, PRODUCER, RETURNED_SIZE } from '../objects.js';
+import { activateAttached, armed, CompletionType, cqPending, postCqe, requestNotification } from '../cq.js';
+import { withdrawPosted } from '../consumer-queue.js';
+import { OBJ, ObjKind } from '../layout.js';
+import { ATTACHED, COMPLETION, CONSUMER, CONSUMER_COMPLETION, MAX_QUEUE, ObjState, PRODUCER, RETURNED_SIZE } from '../objects.js';
 import { SubmitFlag } from './core.js';
 import { current, type Eu, u32, u64 } from './runtime.js';
 
 const MAX_IMM = 32;
+/** Consumers of one completion context (dpa/comch.ts takes at most this many). */
+const MAX_CONSUMERS = 1 << 10;
+/** How long a claim without the claimer's name may wait before it is taken for a dead producer's (as comch/consumer.ts). */
+const ANONYMOUS_CLAIM_MS = 1000;
+const NO_CAPS = { maxNumTasks: 0, maxBufSize: 0, maxImmDataLen: MAX_IMM, maxConsumers: 0, maxProducers: 0 };
 /** DOCA: DMA addresses must be 128-byte aligned (unaligned ones corrupt data or hang the DPA). */
 const DMA_ALIGN = 128n;
 /** Bytes of one batch's memory (one WebAssembly page). */
@@ -77,6 +83,10 @@ interface State {
   queues: Map<number, Queue>;
   producers: Map<number, Producer>;
   batches: ImmBatch[];
+  /** DPA consumers' MsgQs (to find who claimed a receive, and to expire an ended consumer). */
+  registries: Map<number, { generation: number; table: EndpointTable }>;
+  /** Claims without a claimer's name, by consumer, generation and position: when this unit first saw them. */
+  anonymous: Map<string, number>;
 }
 
 /** The WebAssembly memory API (only its Memory is used here; the project's lib settings omit the namespace). */
@@ -86,7 +96,7 @@ interface WebAssemblyMemory {
   grow(pages: number): number;
 }
 
-const state = (e: Eu): State => (e.comch ??= { queues: new Map(), producers: new Map(), batches: [] }) as State;
+const state = (e: Eu): State => (e.comch ??= { queues: new Map(), producers: new Map(), batches: [], registries: new Map(), anonymous: new Map() }) as State;
 
 // ---- consumers -----------------------------------------------------------------------------------
 
@@ -123,57 +133,184 @@ export function comchConsumerAck(consumerHandle: bigint, n: number | bigint): vo
   const c = e.dpa.resolve(consumerHandle, ObjKind.CONSUMER, call);
   const count = u32(call, 'num_msg', n);
   const q = queueOf(e, c, call);
+  if (!positionsHold(e, c, q, call)) e.dpa.checkFault(c, call);
   const tail = Atomics.load(q.i32, Q.POST_TAIL / 4);
   const outstanding = (tail - e.dpa.load(c, CONSUMER.RELEASED)) | 0;
-  if (outstanding < 0 || outstanding > q.slots) throw new DocaError('UNEXPECTED', call, `the consumer's positions say ${outstanding} receives are outstanding in ${q.slots}`);
   if (outstanding + count > q.slots) {
     throw new DocaError('INVALID_VALUE', call, `cannot post ${count} receives: ${outstanding} of the queue's ${q.slots} are posted or not yet acked`);
   }
-  for (let i = 0; i < count; i++) {
-    const at = slotAt(q, (tail + i) | 0);
-    q.view.setUint32(at + Q.SLOT.CAPACITY, 0, true);
-    q.view.setFloat64(at + Q.SLOT.OFFSET, SEGMENT_HEADER_SIZE, true);
-    q.view.setUint32(at + Q.SLOT.CLAIMER, 0, true);
-    Atomics.store(q.i32, at / 4, Q.POSTED);
-  }
-  Atomics.store(q.i32, Q.POST_TAIL / 4, (tail + count) | 0);
+  post(q, tail, count);
 }
 
-/** The started consumers of completion context `cc` (object indices). */
+/** The started consumers of completion context `cc` (object indices), but those that were ended. */
 function consumersOf(e: Eu, cc: number, call: string): number[] {
   const max = e.dpa.u32(cc, CONSUMER_COMPLETION.MAX_CONSUMERS);
-  const list = e.dpa.u32(cc, CONSUMER_COMPLETION.LIST);
-  if (max < 1 || max > 1 << 10 || list < e.dpa.layout.arena || list + max * 8 > e.dpa.layout.arena + e.dpa.layout.dims.arena) {
-    throw new DocaError('UNEXPECTED', call, `the completion context's entry names ${max} consumers at byte ${list}, outside the DPA's arena`);
-  }
+  if (max < 1 || max > MAX_CONSUMERS) throw new DocaError('UNEXPECTED', call, `the completion context's entry names ${max} consumers, not 1 to ${MAX_CONSUMERS}`);
+  const list = e.dpa.arenaRange(e.dpa.u32(cc, CONSUMER_COMPLETION.LIST), max * 8, "the completion context's consumer list", call);
   const out: number[] = [];
   for (let i = 0; i < max; i++) {
     const c = Atomics.load(e.dpa.i32, (list + i * 8) / 4) - 1;
-    if (c >= 0 && e.dpa.live(c, Atomics.load(e.dpa.i32, (list + i * 8) / 4 + 1)) && e.dpa.load(c, OBJ.STATE) === ObjState.STARTED) out.push(c);
+    if (c >= 0 && e.dpa.live(c, Atomics.load(e.dpa.i32, (list + i * 8) / 4 + 1)) && e.dpa.u32(c, OBJ.KIND) === ObjKind.CONSUMER && e.dpa.load(c, OBJ.STATE) === ObjState.STARTED && !e.dpa.faulted(c)) out.push(c);
   }
   return out;
 }
 
-/** Byte offset of consumer `c`'s next filled receive not yet returned, or -1. */
-function nextFilled(e: Eu, c: number, q: Queue): number {
-  const head = e.dpa.load(c, CONSUMER.HEAD);
-  if (head === Atomics.load(q.i32, Q.POST_TAIL / 4)) return -1;
-  const at = slotAt(q, head);
-  return Atomics.load(q.i32, at / 4) === Q.FILLED ? at : -1;
+/**
+ * What waits at `consumer`'s head (its oldest receive not yet returned): the byte offset of a filled
+ * one, DEAD for one a producer claimed and died before filling, or -1 for nothing yet.
+ */
+function atHead(eu: Eu, consumer: number, queue: Queue, call: string): number {
+  if (!positionsHold(eu, consumer, queue, call)) return -1;
+  const head = eu.dpa.load(consumer, CONSUMER.HEAD);
+  if (head === Atomics.load(queue.i32, Q.POST_TAIL / 4)) return -1;
+  const at = slotAt(queue, head);
+  if (Atomics.load(queue.i32, at / 4) === Q.FILLED) return at;
+  return claimDead(eu, consumer, queue, head, at, call) ? DEAD : -1;
 }
+const DEAD = -2;
 
 function anyFilled(e: Eu, cc: number, call: string): boolean {
-  for (const c of consumersOf(e, cc, call)) if (nextFilled(e, c, queueOf(e, c, call)) >= 0) return true;
+  for (const c of consumersOf(e, cc, call)) {
+    const generation = e.dpa.load(c, OBJ.GEN);
+    try {
+      if (atHead(e, c, queueOf(e, c, call), call) !== -1) return true;
+    } catch (err) {
+      if (stillStarted(e, c, generation)) throw err; // else it stopped while this unit looked: no error of its
+    }
+  }
   return false;
 }
 
+/** Whether object `index` is still started at `generation` (its owner did not stop or destroy it meanwhile). */
+const stillStarted = (eu: Eu, index: number, generation: number): boolean => eu.dpa.load(index, OBJ.GEN) === generation && eu.dpa.load(index, OBJ.STATE) === ObjState.STARTED;
+
+/**
+ * Completion context `cc`'s ring of returned receives, checked: in the arena, and its head and tail no
+ * more than the ring apart, tail not behind head (else the context is ended: UNEXPECTED).
+ */
 function returnedRing(e: Eu, cc: number, call: string): { max: number; base: number } {
-  const max = e.dpa.u32(cc, CONSUMER_COMPLETION.MAX_RECV);
-  const base = e.dpa.u32(cc, CONSUMER_COMPLETION.RETURNED);
-  if (max < 1 || (max & (max - 1)) !== 0 || base < e.dpa.layout.arena || base + max * RETURNED_SIZE > e.dpa.layout.arena + e.dpa.layout.dims.arena) {
-    throw new DocaError('UNEXPECTED', call, `the completion context's entry names ${max} receives at byte ${base}, outside the DPA's arena`);
+  const dpa = e.dpa;
+  dpa.checkFault(cc, call);
+  const max = dpa.u32(cc, CONSUMER_COMPLETION.MAX_RECV);
+  if (max < 1 || max > MAX_QUEUE || (max & (max - 1)) !== 0) throw new DocaError('UNEXPECTED', call, `the completion context's entry names ${max} receives, not a power of two up to ${MAX_QUEUE}`);
+  const base = dpa.arenaRange(dpa.u32(cc, CONSUMER_COMPLETION.RETURNED), max * RETURNED_SIZE, "the completion context's returned ring", call);
+  const head = dpa.load(cc, CONSUMER_COMPLETION.RET_HEAD);
+  const tail = dpa.load(cc, CONSUMER_COMPLETION.RET_TAIL);
+  if (((tail - head) | 0) < 0 || ((tail - head) | 0) > max) {
+    dpa.fault(cc, 'UNEXPECTED', `its returned ring says ${(tail - head) | 0} receives are returned in ${max}`);
+    dpa.checkFault(cc, call);
   }
   return { max, base };
+}
+
+/**
+ * `consumer`'s positions, which only move forward, each behind the next: released <= head (next to
+ * return) <= claim head (producers') <= post tail, and no more posted than the queue holds. Anything
+ * else ends the consumer (a receive could be returned twice, or a producer's fill never found); false then.
+ */
+function positionsHold(eu: Eu, consumer: number, queue: Queue, call: string): boolean {
+  const released = eu.dpa.load(consumer, CONSUMER.RELEASED);
+  const head = eu.dpa.load(consumer, CONSUMER.HEAD);
+  const claimed = Atomics.load(queue.i32, Q.CLAIM_HEAD / 4);
+  const tail = Atomics.load(queue.i32, Q.POST_TAIL / 4);
+  if (((head - released) | 0) >= 0 && ((claimed - head) | 0) >= 0 && ((tail - claimed) | 0) >= 0 && ((tail - released) | 0) <= queue.slots) return true;
+  endConsumer(eu, consumer, queue, `its positions are impossible (released ${released >>> 0}, next ${head >>> 0}, claimed ${claimed >>> 0}, posted ${tail >>> 0} in ${queue.slots} slots)`, call);
+  return false;
+}
+
+/** A filled receive that no immediate-only receive can be: what is wrong with it, or undefined. */
+function badFill(eu: Eu, consumer: number, queue: Queue, at: number): string | undefined {
+  const immLen = queue.view.getUint32(at + Q.SLOT.IMM_LEN, true);
+  if (queue.view.getUint32(at + Q.SLOT.LENGTH, true) !== 0) return 'a producer wrote bytes into an immediate-only receive';
+  if (immLen > Math.min(MAX_IMM, eu.dpa.u32(consumer, CONSUMER.IMM_LEN))) return `a producer sent ${immLen} bytes of immediate data`;
+  if (queue.view.getUint32(at + Q.SLOT.PRODUCER, true) === 0) return 'a producer filled a receive without its id';
+  return undefined;
+}
+
+/**
+ * Ends `consumer` (a producer filled one of its receives with what no receive can be): DPA code gets
+ * CONNECTION_ABORTED for it from now on, CPU producers find no consumer (NOT_CONNECTED) and nothing
+ * posted, and its completion context goes on serving its other consumers. What it received before
+ * stays readable until acked.
+ */
+function endConsumer(eu: Eu, consumer: number, queue: Queue, why: string, call: string): void {
+  const id = eu.dpa.u32(consumer, CONSUMER.ID);
+  if (!eu.dpa.fault(consumer, 'CONNECTION_ABORTED', `consumer id ${id}: ${why} (its completion context serves the others)`)) return;
+  withdrawPosted(queue.i32);
+  try {
+    const table = registryOf(eu, consumer, call);
+    const entry = table.find(id);
+    if (entry >= 0 && table.side(entry) === 'client') table.setState(entry, ENTRY_STATE.EXPIRED);
+  } catch (err) {
+    eu.log(30, `comch consumer ${id}: its MsgQ entry cannot be expired: ${(err as Error).message}`);
+  }
+}
+
+/** The MsgQ `consumer` is on, attached in this EU (once per start of the consumer). */
+function registryOf(eu: Eu, consumer: number, call: string): EndpointTable {
+  const comch = state(eu);
+  const generation = eu.dpa.load(consumer, OBJ.GEN);
+  const known = comch.registries.get(consumer);
+  if (known?.generation === generation) return known.table;
+  if (known) detach(known.table);
+  comch.registries.delete(consumer);
+  const segment = decodeDescriptor(eu.dpa.view, eu.dpa.at(consumer, CONSUMER.MSGQ), call);
+  const table = attach({ segment, side: 'client', id: 0, msgq: true, caps: NO_CAPS }, call);
+  comch.registries.set(consumer, { generation, table });
+  return table;
+}
+
+/**
+ * Whether the receive at position `head` of `consumer` was claimed by a producer that is gone: its
+ * thread died (its MsgQ entry's owner), or it never wrote its name within ANONYMOUS_CLAIM_MS of this
+ * unit first seeing the claim (it died between the claim and the name), as a CPU consumer decides.
+ * Each unit keeps its own first look: whichever sees it long enough first gives the receive up.
+ */
+function claimDead(eu: Eu, consumer: number, queue: Queue, head: number, at: number, call: string): boolean {
+  if (((Atomics.load(queue.i32, Q.CLAIM_HEAD / 4) - head) | 0) <= 0) return false; // not claimed
+  const claimer = Atomics.load(queue.i32, at / 4) === Q.CLAIMED ? queue.view.getUint32(at + Q.SLOT.CLAIMER, true) : 0;
+  if (claimer > 0) {
+    const table = registryOf(eu, consumer, call);
+    return !(claimer - 1 < table.layout.entries && table.ownerAlive(claimer - 1));
+  }
+  const comch = state(eu);
+  const key = `${consumer}:${eu.dpa.load(consumer, OBJ.GEN)}:${head}`;
+  const now = performance.now();
+  const since = comch.anonymous.get(key);
+  if (since === undefined) {
+    if (comch.anonymous.size >= 1024) comch.anonymous.clear();
+    comch.anonymous.set(key, now);
+    return false;
+  }
+  return now - since >= ANONYMOUS_CLAIM_MS; // kept: the unit that gives it up asks again
+}
+
+/**
+ * Gives up the receive at `consumer`'s head, whose producer died before filling it, and posts one
+ * again at the tail (the credit DPA code gave stays given). Only once every receive before it was acked
+ * (the released position is the head): false until then.
+ */
+function skipDeadClaim(eu: Eu, consumer: number, queue: Queue): boolean {
+  const head = eu.dpa.load(consumer, CONSUMER.HEAD);
+  if (eu.dpa.load(consumer, CONSUMER.RELEASED) !== head) return false;
+  eu.log(40, `comch consumer ${eu.dpa.u32(consumer, CONSUMER.ID)}: the producer that claimed receive ${head >>> 0} died before filling it; posting it again`);
+  Atomics.store(queue.i32, slotAt(queue, head) / 4, Q.EMPTY);
+  eu.dpa.store(consumer, CONSUMER.HEAD, (head + 1) | 0);
+  eu.dpa.store(consumer, CONSUMER.RELEASED, (head + 1) | 0);
+  post(queue, Atomics.load(queue.i32, Q.POST_TAIL / 4), 1);
+  return true;
+}
+
+/** Posts `n` immediate-only receives from position `tail` (the caller checked there is room). */
+function post(queue: Queue, tail: number, n: number): void {
+  for (let i = 0; i < n; i++) {
+    const at = slotAt(queue, (tail + i) | 0);
+    queue.view.setUint32(at + Q.SLOT.CAPACITY, 0, true);
+    queue.view.setFloat64(at + Q.SLOT.OFFSET, SEGMENT_HEADER_SIZE, true);
+    queue.view.setUint32(at + Q.SLOT.CLAIMER, 0, true);
+    Atomics.store(queue.i32, at / 4, Q.POSTED);
+  }
+  Atomics.store(queue.i32, Q.POST_TAIL / 4, (tail + n) | 0);
 }
 
 /** `doca_dpa_dev_comch_consumer_get_completion`: the next receive a CPU producer filled, or undefined. */
@@ -190,18 +327,14 @@ export function comchConsumerGetCompletion(completionHandle: bigint): bigint | u
   for (let k = 0; k < consumers.length; k++) {
     const c = consumers[(cursor + k) % consumers.length]!;
     const q = queueOf(e, c, call);
-    const at = nextFilled(e, c, q);
+    let at = atHead(e, c, q, call);
+    if (at === DEAD && skipDeadClaim(e, c, q)) at = atHead(e, c, q, call);
     if (at < 0) continue;
-    const immLen = q.view.getUint32(at + Q.SLOT.IMM_LEN, true);
-    const bad =
-      q.view.getUint32(at + Q.SLOT.LENGTH, true) !== 0
-        ? 'a producer wrote bytes into an immediate-only receive'
-        : immLen > Math.min(MAX_IMM, dpa.u32(c, CONSUMER.IMM_LEN))
-          ? `a producer sent ${immLen} bytes of immediate data`
-          : q.view.getUint32(at + Q.SLOT.PRODUCER, true) === 0
-            ? 'a producer filled a receive without its id'
-            : undefined;
-    if (bad) throw new DocaError('CONNECTION_ABORTED', call, `consumer ${dpa.u32(c, CONSUMER.ID)}: ${bad}`);
+    const bad = badFill(e, c, q, at);
+    if (bad) {
+      endConsumer(e, c, q, bad, call);
+      continue;
+    }
     const head = dpa.load(c, CONSUMER.HEAD);
     const r = base + ((tail & (max - 1)) >>> 0) * RETURNED_SIZE;
     Atomics.store(dpa.i32, r / 4, c);
@@ -209,27 +342,20 @@ export function comchConsumerGetCompletion(completionHandle: bigint): bigint | u
     dpa.store(c, CONSUMER.HEAD, (head + 1) | 0);
     dpa.store(cc, CONSUMER_COMPLETION.RET_TAIL, (tail + 1) | 0);
     dpa.store(cc, CONSUMER_COMPLETION.CURSOR, (cursor + k + 1) % consumers.length);
-    return makeHandle(dpa.tag, ObjKind.CONSUMER_ELEMENT, cc, tail);
+    return dpa.elementHandle(ObjKind.CONSUMER_ELEMENT, cc, tail);
   }
   return undefined;
 }
 
-/** The slot a consumer completion element names (returned, not yet acked). */
+/** The slot a consumer completion element names (returned, not yet acked, of that very context). */
 function element(e: Eu, handle: bigint, call: string): { q: Queue; at: number; cc: number; position: number } {
   const dpa = e.dpa;
-  const parts = splitHandle(handle);
-  if (!parts || parts.tag !== dpa.tag || parts.kind !== ObjKind.CONSUMER_ELEMENT || parts.index >= dpa.layout.dims.objects) {
-    throw new DocaError('INVALID_VALUE', call, `${String(handle)} is not a consumer completion element of this DPA (doca_dpa_dev_comch_consumer_get_completion)`);
-  }
-  const cc = parts.index;
-  const tail = dpa.load(cc, CONSUMER_COMPLETION.RET_TAIL);
-  const back = (tail - parts.generation) & 0xffffff;
-  if (back < 1 || back > ((tail - dpa.load(cc, CONSUMER_COMPLETION.RET_HEAD)) | 0)) throw new DocaError('BAD_STATE', call, 'the completion element was acked (or never returned)');
-  const position = (tail - back) | 0;
+  const window = (cc: number) => ({ oldest: dpa.load(cc, CONSUMER_COMPLETION.RET_HEAD), newest: dpa.load(cc, CONSUMER_COMPLETION.RET_TAIL) });
+  const { index: cc, position } = dpa.element(handle, ObjKind.CONSUMER_ELEMENT, ObjKind.CONSUMER_COMPLETION, window, call);
   const { max, base } = returnedRing(e, cc, call);
   const r = base + ((position & (max - 1)) >>> 0) * RETURNED_SIZE;
   const c = Atomics.load(dpa.i32, r / 4);
-  if (!(c >= 0 && c < dpa.layout.dims.objects)) throw new DocaError('UNEXPECTED', call, `the returned element names object ${c}`);
+  if (!(c >= 0 && c < dpa.layout.dims.objects && dpa.u32(c, OBJ.KIND) === ObjKind.CONSUMER)) throw new DocaError('UNEXPECTED', call, `the returned element names object ${c}, which is no consumer`);
   const q = queueOf(e, c, call);
   return { q, at: slotAt(q, Atomics.load(dpa.i32, r / 4 + 1)), cc, position };
 }
@@ -281,7 +407,7 @@ export function comchConsumerCompletionAck(completionHandle: bigint, n: number |
     const r = base + (((head + i) & (max - 1)) >>> 0) * RETURNED_SIZE;
     const c = Atomics.load(dpa.i32, r / 4);
     const position = Atomics.load(dpa.i32, r / 4 + 1);
-    if (c >= 0 && c < dpa.layout.dims.objects && dpa.load(c, OBJ.STATE) === ObjState.STARTED) {
+    if (c >= 0 && c < dpa.layout.dims.objects && dpa.u32(c, OBJ.KIND) === ObjKind.CONSUMER && dpa.load(c, OBJ.STATE) === ObjState.STARTED) {
       const q = queueOf(e, c, call);
       Atomics.store(q.i32, slotAt(q, position) / 4, Q.EMPTY);
       dpa.store(c, CONSUMER.RELEASED, (position + 1) | 0);
@@ -317,9 +443,8 @@ export function sweepImm(e: Eu): void {
 
 /** Activates a completion context's thread if it is armed and a receive waits. */
 function notifyIfFilled(e: Eu, cc: number, call: string): void {
-  const armed = e.dpa.at(cc, ATTACHED.ARMED) / 4;
-  if (Atomics.load(e.dpa.i32, armed) !== 1 || !anyFilled(e, cc, call)) return;
-  if (Atomics.compareExchange(e.dpa.i32, armed, 1, 0) === 1) activateAttached(e.dpa, cc);
+  if (!armed(e.dpa, cc) || !anyFilled(e, cc, call)) return;
+  if (Atomics.compareExchange(e.dpa.i32, e.dpa.at(cc, ATTACHED.ARMED) / 4, 1, 0) === 1) activateAttached(e.dpa, cc);
 }
 
 /** @internal an EU was rung for DPA consumer `c`: a CPU producer filled its queue. */
@@ -328,10 +453,16 @@ export function consumerRang(e: Eu, c: number): void {
   if (c >= dpa.layout.dims.objects || dpa.u32(c, OBJ.KIND) !== ObjKind.CONSUMER || dpa.load(c, OBJ.STATE) !== ObjState.STARTED) return;
   const cc = dpa.load(c, CONSUMER.CC) - 1;
   if (cc < 0 || !dpa.live(cc, dpa.load(c, CONSUMER.CC_GEN)) || dpa.load(cc, OBJ.STATE) !== ObjState.STARTED) return;
+  lookAt(e, cc, 'doca_comch_consumer');
+}
+
+/** Activates completion context `cc`'s thread if a receive waits; what goes wrong is logged, unless `cc` stopped meanwhile. */
+function lookAt(eu: Eu, cc: number, call: string): void {
+  const generation = eu.dpa.load(cc, OBJ.GEN);
   try {
-    notifyIfFilled(e, cc, 'doca_comch_consumer');
+    notifyIfFilled(eu, cc, call);
   } catch (err) {
-    e.log(30, `consumer ${dpa.u32(c, CONSUMER.ID)}: ${(err as Error).message}`);
+    if (stillStarted(eu, cc, generation)) eu.log(30, `comch consumer completion ${cc}: ${(err as Error).message}`);
   }
 }
 
@@ -339,12 +470,7 @@ export function consumerRang(e: Eu, c: number): void {
 export function pollConsumers(e: Eu): void {
   const dpa = e.dpa;
   for (let i = 0; i < dpa.layout.dims.objects; i++) {
-    if (dpa.load(i, OBJ.STATE) !== ObjState.STARTED || dpa.u32(i, OBJ.KIND) !== ObjKind.CONSUMER_COMPLETION) continue;
-    try {
-      notifyIfFilled(e, i, 'doca_comch_consumer_completion');
-    } catch (err) {
-      e.log(30, (err as Error).message);
-    }
+    if (dpa.load(i, OBJ.STATE) === ObjState.STARTED && dpa.u32(i, OBJ.KIND) === ObjKind.CONSUMER_COMPLETION) lookAt(e, i, 'doca_comch_consumer_completion');
   }
 }
 
@@ -358,8 +484,7 @@ function producerOf(e: Eu, p: number, call: string): Producer {
   if (known?.generation === generation) return known;
   if (known) forgetProducer(s, p, known);
   const segment = decodeDescriptor(e.dpa.view, e.dpa.at(p, PRODUCER.MSGQ), call);
-  const caps = { maxNumTasks: 0, maxBufSize: 0, maxImmDataLen: MAX_IMM, maxConsumers: 0, maxProducers: 0 };
-  const table = attach({ segment, side: 'client', id: e.dpa.u32(p, PRODUCER.MSGQ_ID), msgq: true, caps }, call);
+  const table = attach({ segment, side: 'client', id: e.dpa.u32(p, PRODUCER.MSGQ_ID), msgq: true, caps: NO_CAPS }, call);
   const producer: Producer = { generation, table, targets: new Map() };
   s.producers.set(p, producer);
   return producer;
@@ -521,5 +646,7 @@ export function closeComch(e: Eu): void {
   if (!s) return;
   for (const q of s.queues.values()) q.segment.close();
   for (const [p, producer] of s.producers) forgetProducer(s, p, producer);
+  for (const { table } of s.registries.values()) detach(table);
   s.queues.clear();
+  s.registries.clear();
 }

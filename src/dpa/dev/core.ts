@@ -5,9 +5,8 @@
  */
 import { DocaError } from '../../core/error.js';
 import { yieldCpu } from '../../fabric/segment.js';
-import { activateAttached, cqAck, cqElement, cqGet, cqPending, requestNotification } from '../cq.js';
-import { makeHandle, ObjKind, splitHandle, WorkKind } from '../layout.js';
-import { COMPLETION } from '../objects.js';
+import { activateAttached, cqAck, cqElement, cqGet, cqPending, cqWindow, requestNotification } from '../cq.js';
+import { ObjKind, WorkKind } from '../layout.js';
 import { current, FINISH, RESCHEDULE, u32, u64, work } from './runtime.js';
 
 /** `doca_dpa_dev_log_level_t`. */
@@ -74,21 +73,14 @@ export function getCompletion(completionHandle: bigint): bigint | undefined {
   const e = current(call);
   const cq = e.dpa.resolve(completionHandle, ObjKind.COMPLETION, call);
   const got = cqGet(e.dpa, cq, call);
-  return got && makeHandle(e.dpa.tag, ObjKind.COMPLETION_ELEMENT, cq, got.position);
+  return got && e.dpa.elementHandle(ObjKind.COMPLETION_ELEMENT, cq, got.position);
 }
 
-/** The byte offset of an element that was returned and not yet acked. */
+/** The byte offset of an element that was returned and not yet acked (of that very completion, not a later one at its index). */
 function element(handle: bigint, call: string): number {
-  const e = current(call);
-  const parts = splitHandle(handle);
-  if (!parts || parts.tag !== e.dpa.tag || parts.kind !== ObjKind.COMPLETION_ELEMENT || parts.index >= e.dpa.layout.dims.objects) {
-    throw new DocaError('INVALID_VALUE', call, `${String(handle)} is not a completion element of this DPA (doca_dpa_dev_get_completion)`);
-  }
-  const cq = parts.index;
-  const read = e.dpa.load(cq, COMPLETION.READ);
-  const back = (read - parts.generation) & 0xffffff;
-  if (back < 1 || back > ((read - e.dpa.load(cq, COMPLETION.ACK)) | 0)) throw new DocaError('BAD_STATE', call, 'the completion element was acked (or never returned)');
-  return cqElement(e.dpa, cq, (read - back) | 0, call);
+  const dpa = current(call).dpa;
+  const { index, position } = dpa.element(handle, ObjKind.COMPLETION_ELEMENT, ObjKind.COMPLETION, (cq) => cqWindow(dpa, cq), call);
+  return cqElement(dpa, index, position, call);
 }
 
 /** `doca_dpa_dev_get_completion_type`: `CompletionType` (SEND, SEND_ERR, ...). */

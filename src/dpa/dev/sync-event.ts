@@ -6,9 +6,9 @@
  */
 import { DocaError } from '../../core/error.js';
 import { yieldCpu } from '../../fabric/segment.js';
-import { checkWaits } from '../gated.js';
+import { checkWaits, waitList } from '../gated.js';
 import { OBJ, ObjKind } from '../layout.js';
-import { ASYNC_OPS, SE_SUBSCRIBER, SYNC_EVENT, WAIT_SIZE, WaitOp } from '../objects.js';
+import { SE_SUBSCRIBER, SYNC_EVENT, WAIT_SIZE, WaitOp } from '../objects.js';
 import { current, u64 } from './runtime.js';
 
 /** Largest value `post_wait_gt/ne` take (and an event may hold when they are posted), as in DOCA. */
@@ -79,8 +79,7 @@ function postWait(call: string, op: number, asyncOpsHandle: bigint, eventHandle:
   }
   const now = e.events.get(event, call);
   if (now > POST_WAIT_MAX) throw new DocaError('INVALID_VALUE', call, `the event holds ${now}, outside [0, 254], the range DOCA defines for post_wait`);
-  const size = dpa.u32(ops, ASYNC_OPS.SIZE);
-  const list = dpa.u32(ops, ASYNC_OPS.LIST);
+  const { size, list } = waitList(dpa, ops, call);
   for (let i = 0; i < size; i++) {
     const at = list + i * WAIT_SIZE;
     if (Atomics.compareExchange(dpa.i32, at / 4, 0, 2) !== 0) continue;
