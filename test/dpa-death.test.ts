@@ -117,7 +117,7 @@ test('a unit terminated under work routed to it (a consumer completion\'s bell, 
   const wait = dpaEvent(dev, dpa, 'subscriber');
   onCleanup(t, quietly(() => (wait.stop(), wait.destroy())));
   dpa.kernelLaunchUpdateAdd(wait, 1, undefined, 0n, 1, 'count', channel.counter.getDpaHandle(dpa));
-  // The consumer's bell names unit `cc % units`; the waiter entry unit `event % units` (dpa/comch.ts, kernel.ts).
+  // The consumer's bell names unit `cc % units`; the waiter entry unit `event % units` (dpa/comch-consumer.ts, kernel.ts).
   const eu = channel.cc.index % 2;
   const i32 = dpa._running('test').view.i32; // mapped until the DPA is destroyed
   await workerOf(dpa, eu).terminate();

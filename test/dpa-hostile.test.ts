@@ -13,7 +13,7 @@ import { QUEUE_LAYOUT as Q, QueueView } from '../src/comch/consumer-queue.js';
 import { ComchMsgq } from '../src/comch/msgq.js';
 import { openDeviceByPci } from '../src/core/dev.js';
 import { DocaErrorCode } from '../src/core/error.js';
-import { ComchDpaConsumer } from '../src/dpa/comch.js';
+import { ComchDpaConsumer } from '../src/dpa/comch-consumer.js';
 import { DpaAsyncOps, DpaCompletion, DpaNotificationCompletion } from '../src/dpa/completion.js';
 import type { Dpa } from '../src/dpa/dpa.js';
 import { EU, H, OBJ, RPC, RpcState, WorkKind } from '../src/dpa/layout.js';

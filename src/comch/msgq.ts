@@ -6,7 +6,7 @@
  * A MsgQ is a connection segment of its own (layout.ts) with tiny, unused message rings: its endpoint
  * table is where consumers publish their queues and bells and producers find them, exactly as on a
  * connection, so the CPU's `ComchConsumer` and `ComchProducer` work on it unchanged. CPU endpoints take
- * the "server" side, DPA endpoints (dpa/comch.ts) the "client" side. With no peer context to relay a
+ * the "server" side, DPA endpoints (dpa/comch-consumer.ts, dpa/comch-producer.ts) the "client" side. With no peer context to relay a
  * consumer's announcement, a MsgQ consumer registers itself: its start returns at once, RUNNING.
  * MsgQ endpoints carry immediate data only (at most 32 bytes; no buffers), as DOCA's do.
  */

@@ -29,7 +29,7 @@ import { SubmitFlag } from './core.js';
 import { current, type Eu, u32, u64 } from './runtime.js';
 
 const MAX_IMM = 32;
-/** Consumers of one completion context (dpa/comch.ts takes at most this many). */
+/** Consumers of one completion context (dpa/consumer-completion.ts takes at most this many). */
 const MAX_CONSUMERS = 1 << 10;
 /** How long a claim without the claimer's name may wait before it is taken for a dead producer's (as comch/consumer.ts). */
 const ANONYMOUS_CLAIM_MS = 1000;
