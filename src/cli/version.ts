@@ -25,7 +25,10 @@ export function repositoryUrl(): string | undefined {
   return manifest().repository?.url?.replace(/^git\+/, '');
 }
 
-/** `softdpu 0.1.0 (DOCA 3.0 API)`. */
+/**
+ * `softdpu 0.1.0 (DOCA 3.0 API)`: what `doca_version` and `doca_version_runtime` tell in DOCA (the
+ * version built against and the one running; here they are one).
+ */
 export function versionLine(): string {
   return `softdpu ${packageVersion()} (DOCA ${DOCA_API_VERSION} API)`;
 }

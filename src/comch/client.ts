@@ -38,10 +38,11 @@ interface Attempt {
 const HANDSHAKE_TIMEOUT_MS = 5000;
 
 /**
- * The comch client, `struct doca_comch_client` (`doca_comch_client_create`, a `doca_ctx`): runs on a host
- * function and connects to the server of that name bound to its function's representor. `start()` leaves
- * it STARTING until the server answers (retried every 100 ms); it reaches RUNNING inside `progress()`,
- * which needs turns of Node's event loop for the handshake (`pe.run()`, or a loop that awaits).
+ * The comch client, `struct doca_comch_client` (`doca_comch_client_create`, a `doca_ctx` through
+ * `doca_comch_client_as_ctx`): runs on a host function and connects to the server of that name bound to its
+ * function's representor. `start()` leaves it STARTING until the server answers (retried every 100 ms); it
+ * reaches RUNNING inside `progress()`, which needs turns of Node's event loop for the handshake
+ * (`pe.run()`, or a loop that awaits).
  *
  * @example
  * ```ts

@@ -39,7 +39,7 @@ const EMPTY = 0;
 const POSTED = 1;
 const FILLED = 2;
 const CLAIMED = 3;
-/** The most immediate data a fast-path message carries (`doca_comch_producer_get_max_imm_data_len` never says more). */
+/** The most immediate data a fast-path message carries (`doca_comch_consumer_cap_get_max_imm_data_len` never says more). */
 export const MAX_IMM = 32;
 /** A slot's fields (offsets in the slot). */
 const SLOT = { STATE: 0, CAPACITY: 4, OFFSET: 8, LENGTH: 16, PRODUCER: 20, IMM_LEN: 24, CLAIMER: 28, IMM: 32 } as const;

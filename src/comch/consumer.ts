@@ -41,10 +41,11 @@ const log = sdkLogSource('comch_consumer');
 const ANONYMOUS_CLAIM_MS = 1000;
 
 /**
- * The comch consumer, `struct doca_comch_consumer` (`doca_comch_consumer_create`, a `doca_ctx`): the fast
- * path's receiver. It posts receive buffers of a memory map with PCI read/write permission, and producers
- * on the other side of the connection fill them directly. `start()` leaves it STARTING until the peer has
- * registered it (its new-consumer event fires then); nothing already delivered is lost when it stops.
+ * The comch consumer, `struct doca_comch_consumer` (`doca_comch_consumer_create`, a `doca_ctx` through
+ * `doca_comch_consumer_as_ctx`): the fast path's receiver. It posts receive buffers of a memory map with
+ * PCI read/write permission, and producers on the other side of the connection fill them directly.
+ * `start()` leaves it STARTING until the peer has registered it (its new-consumer event fires then);
+ * nothing already delivered is lost when it stops.
  *
  * @example
  * ```ts

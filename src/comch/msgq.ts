@@ -111,12 +111,12 @@ export class ComchMsgq {
     this.maxProducers = this.count('doca_comch_msgq_set_max_num_producers', n, capabilityReport(this.dev.asDevinfo().spec).producer.maxProducers);
   }
 
-  /** `doca_comch_msgq_get_max_num_consumers`. */
+  /** What `doca_comch_msgq_set_max_num_consumers` set (softdpu's: DOCA has no getter). */
   getMaxNumConsumers(): number {
     return this.maxConsumers;
   }
 
-  /** `doca_comch_msgq_get_max_num_producers`. */
+  /** What `doca_comch_msgq_set_max_num_producers` set (softdpu's: DOCA has no getter). */
   getMaxNumProducers(): number {
     return this.maxProducers;
   }

@@ -37,10 +37,11 @@ interface Target {
 }
 
 /**
- * The comch producer, `struct doca_comch_producer` (`doca_comch_producer_create`, a `doca_ctx`): the fast
- * path's sender. A send copies the buffer's data straight into the remote consumer's next posted buffer
- * (one copy, like DMA) and completes; with no buffer posted it is refused with AGAIN and nothing changes.
- * It is made on an established connection, in its thread or in a worker (`connection.share()`).
+ * The comch producer, `struct doca_comch_producer` (`doca_comch_producer_create`, a `doca_ctx` through
+ * `doca_comch_producer_as_ctx`): the fast path's sender. A send copies the buffer's data straight into the
+ * remote consumer's next posted buffer (one copy, like DMA) and completes; with no buffer posted it is
+ * refused with AGAIN and nothing changes. It is made on an established connection, in its thread or in a
+ * worker (`connection.share()`).
  *
  * @example
  * ```ts

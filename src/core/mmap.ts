@@ -40,7 +40,7 @@ export const mmapCapIsExportPciSupported = (d: Devinfo): boolean => capabilityRe
 /** `doca_mmap_cap_is_create_from_export_pci_supported`. */
 export const mmapCapIsCreateFromExportPciSupported = (d: Devinfo): boolean => capabilityReport(d.spec).mmap.createFromExportPci;
 
-/** `doca_mmap_free_cb_t`: called by `destroy()` so the memory can be released. */
+/** `doca_mmap_memrange_free_cb_t`: called by `destroy()` so the memory can be released. */
 export type MmapFreeCb = (memory: Uint8Array, userData: unknown) => void;
 
 // Blob payload layout (offsets after the envelope).
@@ -159,7 +159,7 @@ export class Mmap {
     this.permissions = flags;
   }
 
-  /** `doca_mmap_get_permissions`: the `AccessFlag` bits. */
+  /** The `AccessFlag` bits `doca_mmap_set_permissions` set (softdpu's: DOCA has no getter). */
   getPermissions(): number {
     return this.permissions;
   }

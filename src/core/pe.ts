@@ -152,7 +152,7 @@ export class ProgressEngine {
     this.eventMode = mode;
   }
 
-  /** `doca_pe_get_event_mode`: as `setEventMode` left it (PROGRESS_SELECTIVE by default). */
+  /** The mode `doca_pe_set_event_mode` set (PROGRESS_SELECTIVE by default; softdpu's: DOCA has no getter). */
   getEventMode(): PeEventMode {
     return this.eventMode;
   }

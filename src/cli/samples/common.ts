@@ -134,6 +134,10 @@ function badValue(spec: FlagSpec, value: string | boolean | undefined): string |
  * Parses the flags, sets logging and the fabric up, runs the sample; returns the exit code. A wrong
  * command line is a UsageError (exit 2, before anything starts); a flags file that cannot be read or
  * says something wrong is a DocaError; a failed run is logged, exit code 1.
+ *
+ * What DOCA's samples do with argp: `doca_argp_init`, `doca_argp_start` (parse; `-h` prints
+ * `doca_argp_usage`), `doca_argp_destroy`; `-l` and `--sdk-log-level` set the levels
+ * `doca_argp_get_log_level` and `doca_argp_get_sdk_log_level` read.
  */
 export async function runSample(spec: SampleSpec, argv: string[]): Promise<number> {
   const all = { ...spec.flags, ...COMMON_FLAGS };
