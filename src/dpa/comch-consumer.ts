@@ -63,7 +63,7 @@ export class ComchDpaConsumer extends DpaEndpoint {
     this.maxRecv = count(call, 'dev_max_num_recv', n, MAX_RECV);
   }
 
-  /** `doca_comch_consumer_get_dev_max_num_recv`: as set, rounded up to a power of two. */
+  /** What `doca_comch_consumer_set_dev_max_num_recv` set, rounded up to a power of two (softdpu's: DOCA has no getter). */
   getDevMaxNumRecv(): number {
     return this.maxRecv;
   }

@@ -53,7 +53,7 @@ export class ComchDpaProducer extends DpaEndpoint {
     this.maxSend = count(call, 'dev_max_num_send', n, MAX_RECV);
   }
 
-  /** `doca_comch_producer_get_dev_max_num_send`: as set, rounded up to a power of two. */
+  /** What `doca_comch_producer_set_dev_max_num_send` set, rounded up to a power of two (softdpu's: DOCA has no getter). */
   getDevMaxNumSend(): number {
     return this.maxSend;
   }

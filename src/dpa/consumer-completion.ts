@@ -45,7 +45,7 @@ export class ComchConsumerCompletion extends ThreadAttached {
     this.attach(thread, 'doca_comch_consumer_completion_set_dpa_thread');
   }
 
-  /** `doca_comch_consumer_completion_get_dpa_thread`: undefined until set. */
+  /** The thread `doca_comch_consumer_completion_set_dpa_thread` set, undefined until then (softdpu's: DOCA has no getter). */
   getDpaThread(): DpaThread | undefined {
     return this.thread;
   }
