@@ -15,8 +15,8 @@ import { encodeHello } from '../src/comch/wire.js';
 import { DocaErrorCode } from '../src/core/error.js';
 import { self } from '../src/fabric/liveness.js';
 import { assertExit, runCli, spawnChild } from './helpers/child.js';
-import { assertRan, buildPeer, capiFixtures, ccBuild, knock, logged, runProgram, startProgram, writeSdk } from './helpers/capi.js';
-import { linesOf, startClient, startServer, waitCount } from './helpers/comch.js';
+import { assertRan, buildPeer, capiFixtures, ccBuild, logged, runProgram, startProgram, writeSdk } from './helpers/capi.js';
+import { knock, linesOf, startClient, startServer, waitCount } from './helpers/comch.js';
 import { tempFabricDir } from './helpers/fabric.js';
 
 const DEBUG = { SOFTDPU_SDK_LOG_LEVEL: '60' };

@@ -19,8 +19,8 @@ import { DocaErrorCode } from '../src/core/error.js';
 import { processIdentity, self } from '../src/fabric/liveness.js';
 import { Segment } from '../src/fabric/segment.js';
 import { assertExit, type Child, runCli, spawnChild } from './helpers/child.js';
-import { assertRan, buildPeer, capiFixtures, ccBuild, knock, logged, runProgram, startProgram, writeSdk } from './helpers/capi.js';
-import { startClient, startServer, waitCount } from './helpers/comch.js';
+import { assertRan, buildPeer, capiFixtures, ccBuild, logged, runProgram, startProgram, writeSdk } from './helpers/capi.js';
+import { knock, startClient, startServer, waitCount } from './helpers/comch.js';
 import { tempFabricDir } from './helpers/fabric.js';
 
 const SANITIZE = '-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all -g';

@@ -1,7 +1,6 @@
 /** Forged and malformed handshakes are refused or dropped with an SDK log line; the server serves on. */
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
-import { connect } from 'node:net';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { ComchClient } from '../src/comch/client.js';
@@ -12,24 +11,9 @@ import { currentFabric, useFabric } from '../src/fabric/fabric.js';
 import { listenService } from '../src/fabric/rendezvous.js';
 import { DocaError, DocaErrorCode } from '../src/core/error.js';
 import { self } from '../src/fabric/liveness.js';
-import { encodeHello, encodeReject, encodeWelcome, FrameReader, FrameType, WIRE_MAGIC, WIRE_VERSION, WireError } from '../src/comch/wire.js';
-import { startClient, startServer } from './helpers/comch.js';
+import { encodeHello, encodeReject, encodeWelcome, FrameReader, WIRE_MAGIC, WIRE_VERSION, WireError } from '../src/comch/wire.js';
+import { knock, startClient, startServer } from './helpers/comch.js';
 import { tempFabricDir } from './helpers/fabric.js';
-
-/** Sends `bytes` to the server's socket; resolves with the REJECT code it answered with, or 'closed'. */
-function knock(path: string, bytes: Buffer, end = false): Promise<number | 'closed'> {
-  return new Promise((resolve) => {
-    const socket = connect(path);
-    const reader = new FrameReader();
-    socket.on('connect', () => (end ? socket.end(bytes) : socket.write(bytes)));
-    socket.on('data', (chunk) => {
-      const [frame] = reader.push(chunk);
-      if (frame?.type === FrameType.REJECT) resolve(frame.reject.code);
-    });
-    socket.on('error', () => {});
-    socket.on('close', () => resolve('closed'));
-  });
-}
 
 const hello = (over: Partial<Parameters<typeof encodeHello>[0]> = {}) =>
   encodeHello({ pid: self.pid, start: self.start, clientPci: '0000:b1:00.0', armPci: '0000:03:00.0', maxMsgSize: 4080, recvQueueSize: 16, name: new TextEncoder().encode('guarded'), ...over });

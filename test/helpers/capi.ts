@@ -7,12 +7,10 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { connect } from 'node:net';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Child, cliPath, type Ran, runCommand } from './child.js';
-import { FrameReader, FrameType } from '../../src/comch/wire.js';
 import { tempFabricDir } from './fabric.js';
 
 export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
@@ -120,24 +118,6 @@ export function startProgram(t: TestContext, path: string, args: string[], fabri
     await child.exited;
   });
   return child;
-}
-
-/**
- * Sends `bytes` to a comch server's socket (`end`: then half-closes); the REJECT code it answers with,
- * or 'closed' when it drops the connection without one.
- */
-export function knock(path: string, bytes: Buffer, end = false): Promise<number | 'closed'> {
-  return new Promise((resolve) => {
-    const socket = connect(path);
-    const reader = new FrameReader();
-    socket.on('connect', () => (end ? socket.end(bytes) : socket.write(bytes)));
-    socket.on('data', (chunk) => {
-      const [frame] = reader.push(chunk);
-      if (frame?.type === FrameType.REJECT) resolve(frame.reject.code);
-    });
-    socket.on('error', () => {});
-    socket.on('close', () => resolve('closed'));
-  });
 }
 
 /** Waits until `child`'s stderr (a C program's SDK log) has a line matching `re`. */

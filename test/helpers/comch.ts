@@ -1,5 +1,7 @@
 /** Starting the scriptable comch fixtures in a test's own fabric. */
+import { connect } from 'node:net';
 import type { TestContext } from 'node:test';
+import { FrameReader, FrameType } from '../../src/comch/wire.js';
 import { type Child, type Exit, spawnChild } from './child.js';
 import { until } from './wait.js';
 
@@ -31,4 +33,22 @@ export async function waitCount(child: Child, re: RegExp, count: number, timeout
     timeoutMs,
   );
   return linesOf(child, re).slice(0, count);
+}
+
+/**
+ * Sends `bytes` to a comch server's socket (`end`: then half-closes); the REJECT code it answers with,
+ * or 'closed' when it drops the connection without one.
+ */
+export function knock(path: string, bytes: Buffer, end = false): Promise<number | 'closed'> {
+  return new Promise((resolve) => {
+    const socket = connect(path);
+    const reader = new FrameReader();
+    socket.on('connect', () => (end ? socket.end(bytes) : socket.write(bytes)));
+    socket.on('data', (chunk) => {
+      const [frame] = reader.push(chunk);
+      if (frame?.type === FrameType.REJECT) resolve(frame.reject.code);
+    });
+    socket.on('error', () => {});
+    socket.on('close', () => resolve('closed'));
+  });
 }
