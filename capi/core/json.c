@@ -73,7 +73,7 @@ static bool skip_space(struct parser *ps)
 	return true;
 }
 
-static int hex(char c)
+int sdpu_hex_digit(char c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -91,7 +91,7 @@ static bool read_hex4(struct parser *ps, uint32_t *out)
 	if (ps->end - ps->p < 4)
 		return fail(ps, "a \\u escape needs four hex digits");
 	for (int i = 0; i < 4; i++) {
-		int d = hex(ps->p[i]);
+		int d = sdpu_hex_digit(ps->p[i]);
 
 		if (d < 0)
 			return fail(ps, "a \\u escape needs four hex digits");

@@ -35,4 +35,7 @@ void sdpu_json_free(struct sdpu_json *value);
 /* "a string", "a number", ... for messages. */
 const char *sdpu_json_type_name(enum sdpu_json_type type);
 
+/* The value of one hex digit (either case), or -1: what JSON's \u escapes and PCI addresses are written in. */
+int sdpu_hex_digit(char c);
+
 #endif /* SOFTDPU_CAPI_JSON_H_ */

@@ -5,16 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static int hex(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
+#include "core/json.h"
 
 /* `digits` hex digits at text[0..]; -1 if one is not a hex digit. */
 static long field(const char *text, int digits)
@@ -22,7 +13,7 @@ static long field(const char *text, int digits)
 	long value = 0;
 
 	for (int i = 0; i < digits; i++) {
-		int d = hex(text[i]);
+		int d = sdpu_hex_digit(text[i]);
 
 		if (d < 0)
 			return -1;
