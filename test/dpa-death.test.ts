@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Worker } from 'node:worker_threads';
 import { openDeviceByPci } from '../src/core/dev.js';
-import { DpaNotificationCompletion } from '../src/dpa/completion.js';
+import { DpaNotificationCompletion } from '../src/dpa/notification-completion.js';
 import type { Dpa } from '../src/dpa/dpa.js';
 import { H } from '../src/dpa/layout.js';
 import { ThreadState } from '../src/dpa/objects.js';

@@ -2,7 +2,7 @@
 import { MAX_IMM } from '../comch/consumer-queue.js';
 import { DocaError } from '../core/error.js';
 import { startPosition } from '../fabric/positions.js';
-import { ThreadAttached } from './completion.js';
+import { ThreadAttached } from './attached.js';
 import { Dpa } from './dpa.js';
 import { ObjKind } from './layout.js';
 import type { DpaThread } from './thread.js';
