@@ -119,7 +119,7 @@ test('a unit terminated under work routed to it (a consumer completion\'s bell, 
   dpa.kernelLaunchUpdateAdd(wait, 1, undefined, 0n, 1, 'count', channel.counter.getDpaHandle(dpa));
   // The consumer's bell names unit `cc % units`; the waiter entry unit `event % units` (dpa/comch-consumer.ts, kernel.ts).
   const eu = channel.cc.index % 2;
-  const i32 = dpa._running('test').view.i32; // mapped until the DPA is destroyed
+  const i32 = dpa._running('test').tables.i32; // mapped until the DPA is destroyed
   await workerOf(dpa, eu).terminate();
   for (let i = 0; i < 3; i++) channel.send(new Uint8Array([2 + i]));
   wait.updateSet(1n);

@@ -77,9 +77,9 @@ export class DpaAsyncOps extends DpaObject {
     r.segment.u8.fill(0, list, list + this.size * WAIT_SIZE);
     this.list = list;
     const o = r.objects;
-    r.view.view.setUint32(o.at(this.index, ASYNC_OPS.SIZE), this.size, true);
-    r.view.view.setUint32(o.at(this.index, ASYNC_OPS.LIST), list, true);
-    r.view.view.setUint32(o.at(this.index, ASYNC_OPS.USER_DATA), this.userData, true);
+    r.tables.view.setUint32(o.at(this.index, ASYNC_OPS.SIZE), this.size, true);
+    r.tables.view.setUint32(o.at(this.index, ASYNC_OPS.LIST), list, true);
+    r.tables.view.setUint32(o.at(this.index, ASYNC_OPS.USER_DATA), this.userData, true);
     o.store(this.index, ASYNC_OPS.COMPLETION, this.completion.index + 1);
     o.store(this.index, ASYNC_OPS.COMPLETION_GEN, o.generation(this.completion.index));
     this.setStarted(true);
@@ -92,7 +92,7 @@ export class DpaAsyncOps extends DpaObject {
     if (!this.isStarted) throw new DocaError('BAD_STATE', call, `${this.name} is not started`);
     const r = this.dpaRun;
     this.setStarted(false);
-    Atomics.and(r.view.i32, r.layout.waitBits / 4 + (this.index >>> 5), ~(1 << (this.index & 31)));
+    Atomics.and(r.tables.i32, r.layout.waitBits / 4 + (this.index >>> 5), ~(1 << (this.index & 31)));
   }
 
   /** `doca_dpa_async_ops_destroy`: stopped first. */

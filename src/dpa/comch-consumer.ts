@@ -100,7 +100,7 @@ export class ComchDpaConsumer extends DpaEndpoint {
     cc._add(this, this.maxRecv, call);
     const queue = new ConsumerQueue(this.maxRecv, this.immLen);
     const o = r.objects;
-    const v = r.view.view;
+    const v = r.tables.view;
     const start = Atomics.load(queue.segment.i32, QUEUE_LAYOUT.POST_TAIL / 4);
     o.store(this.index, CONSUMER.CC, cc.index + 1);
     o.store(this.index, CONSUMER.CC_GEN, o.generation(cc.index));

@@ -70,7 +70,7 @@ export class ComchDpaProducer extends DpaEndpoint {
     if (this.maxSend === 0) throw new DocaError('BAD_STATE', call, `${this.name} has no number of sends (setDevMaxNumSend)`);
     if (!this.table.connected) throw new DocaError('BAD_STATE', call, `${this.msgq.name} was stopped`);
     const o = r.objects;
-    const v = r.view.view;
+    const v = r.tables.view;
     o.store(this.index, PRODUCER.COMPLETION, comp.index + 1);
     o.store(this.index, PRODUCER.COMPLETION_GEN, o.generation(comp.index));
     v.setUint32(o.at(this.index, PRODUCER.ID), this.endpointId, true);

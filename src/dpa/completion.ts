@@ -76,8 +76,8 @@ export class DpaCompletion extends ThreadAttached {
     r.segment.u8.fill(0, ring, ring + this.size * CQE_SIZE);
     this.ring = ring;
     const o = r.objects;
-    r.view.view.setUint32(o.at(this.index, COMPLETION.SIZE), this.size, true);
-    r.view.view.setUint32(o.at(this.index, COMPLETION.RING), ring, true);
+    r.tables.view.setUint32(o.at(this.index, COMPLETION.SIZE), this.size, true);
+    r.tables.view.setUint32(o.at(this.index, COMPLETION.RING), ring, true);
     // Positions start where every ring's do (fabric/positions.ts), so a soak can bring the wrap forward.
     const start = startPosition();
     for (const f of [COMPLETION.RESERVE, COMPLETION.READ, COMPLETION.ACK]) o.store(this.index, f, start);

@@ -97,7 +97,7 @@ export class ComchConsumerCompletion extends ThreadAttached {
     if (this.list === undefined || this.returned === undefined) throw new DocaError('NO_MEMORY', call, `the DPA has no room for ${this.name}'s lists`);
     r.segment.u8.fill(0, this.list, this.list + this.maxConsumers * 8);
     const o = r.objects;
-    const v = r.view.view;
+    const v = r.tables.view;
     v.setUint32(o.at(this.index, CONSUMER_COMPLETION.MAX_CONSUMERS), this.maxConsumers, true);
     v.setUint32(o.at(this.index, CONSUMER_COMPLETION.MAX_RECV), this.maxRecv, true);
     v.setUint32(o.at(this.index, CONSUMER_COMPLETION.IMM_LEN), this.immLen, true);
@@ -141,7 +141,7 @@ export class ComchConsumerCompletion extends ThreadAttached {
     let used = 0;
     for (const u of this._users) if (u instanceof ComchDpaConsumer && u !== consumer && u.isStarted) used += u._slots;
     if (used + slots > this.maxRecv) throw new DocaError('NO_MEMORY', call, `${this.name} takes ${this.maxRecv} receives; its consumers already have ${used}, this one wants ${slots}`);
-    const i32 = r.view.i32;
+    const i32 = r.tables.i32;
     for (let i = 0; i < this.maxConsumers; i++) {
       const at = (this.list! + i * 8) / 4;
       if (Atomics.load(i32, at) !== 0) continue;
@@ -154,7 +154,7 @@ export class ComchConsumerCompletion extends ThreadAttached {
 
   /** @internal a consumer stops. */
   _remove(consumer: ComchDpaConsumer): void {
-    const i32 = this.dpaRun.view.i32;
+    const i32 = this.dpaRun.tables.i32;
     for (let i = 0; i < this.maxConsumers; i++) {
       const at = (this.list! + i * 8) / 4;
       if (Atomics.load(i32, at) === consumer.index + 1) Atomics.store(i32, at, 0);

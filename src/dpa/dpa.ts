@@ -35,7 +35,7 @@ import type { DpaObject } from './object.js';
 import { ObjectTable, ObjState, SE_SUBSCRIBER, SYNC_EVENT } from './objects.js';
 import { OwnerBell } from './owner-bell.js';
 import type { SyncEventLike } from './kernel.js';
-import { DpaView } from './view.js';
+import { DpaTables } from './tables.js';
 
 const log = sdkLogSource('dpa');
 /** Kernel launches and RPC calls a DPA holds at once. */
@@ -60,7 +60,7 @@ export interface DpaRun {
   readonly segment: Segment;
   readonly layout: DpaLayout;
   readonly tag: number;
-  readonly view: DpaView;
+  readonly tables: DpaTables;
   readonly objects: ObjectTable;
   readonly pool: EuPool;
   readonly bell: OwnerBell;
@@ -353,7 +353,7 @@ export class Dpa implements DpaEventTarget {
     const known = r.events.get(owner);
     if (known) return known.handle;
     const index = r.objects.allocate(ObjKind.SYNC_EVENT, call);
-    const v = r.view.view;
+    const v = r.tables.view;
     encodeDescriptor(source.control.descriptor, v, r.objects.at(index, SYNC_EVENT.CONTROL));
     encodeDescriptor(source.value.segment.descriptor, v, r.objects.at(index, SYNC_EVENT.VALUE));
     v.setFloat64(r.objects.at(index, SYNC_EVENT.VALUE_OFFSET), source.value.offset, true);
@@ -385,10 +385,10 @@ export class Dpa implements DpaEventTarget {
     // Launches gated on it can never start: their slots are freed (and logged), not held for ever.
     for (let slot = 0; slot < r.layout.dims.launches; slot++) {
       const base = r.layout.launch(slot);
-      if (Atomics.load(r.view.i32, (base + LAUNCH.STATE) / 4) === LaunchState.GATED && r.view.view.getInt32(base + LAUNCH.WAIT_EVENT, true) === reg.index) dropLaunch(r.view, slot, 'its wait event was destroyed');
+      if (Atomics.load(r.tables.i32, (base + LAUNCH.STATE) / 4) === LaunchState.GATED && r.tables.view.getInt32(base + LAUNCH.WAIT_EVENT, true) === reg.index) dropLaunch(r.tables, slot, 'its wait event was destroyed');
     }
     // Waits posted on it are dropped by the unit that watched it, when it looks (gated.ts).
-    r.view.sched.ringEu(reg.index % r.layout.dims.eus, BIT_EVENT);
+    r.tables.sched.ringEu(reg.index % r.layout.dims.eus, BIT_EVENT);
   }
 
   /** @internal `SyncEventRemoteNet.getDpaHandle`. */
@@ -437,8 +437,8 @@ export class Dpa implements DpaEventTarget {
     const bell = new OwnerBell();
     made.push(() => bell.close());
     publishBellRef(segment, H.OWNER_BELL, bell.ref);
-    const view = new DpaView(segment, layout, tag);
-    made.push(() => view.sched.close());
+    const tables = new DpaTables(segment, layout, tag);
+    made.push(() => tables.sched.close());
     const devLog = logRegisterSource(`DPA::${app.getName()}`);
     const pool: EuPool = new EuPool({
       segment,
@@ -449,7 +449,7 @@ export class Dpa implements DpaEventTarget {
       app: app.url,
       dev: spec.pci.toString(),
       bell,
-      sched: view.sched,
+      sched: tables.sched,
       maxRunMs: this.caps.kernelMaxRunTimeMs,
       stats: statsFor(this.dev.fabric.dir)?.segment.descriptor,
       onLog: (level, text) => devLog.log(level as LogLevel, text),
@@ -465,7 +465,7 @@ export class Dpa implements DpaEventTarget {
       segment,
       layout,
       tag,
-      view,
+      tables,
       objects,
       pool,
       bell,
@@ -492,7 +492,7 @@ export class Dpa implements DpaEventTarget {
       reg.waiters?.release();
       reg.waiters?.close();
     }
-    r.view.sched.close();
+    r.tables.sched.close();
     r.bell.close();
     r.heap.close();
     r.segment.close();

@@ -25,7 +25,7 @@ import { DpaEvents } from './events.js';
 import { checkAll } from './gated.js';
 import { BIT_CONSUMER, BIT_EVENT, CompOp, DpaState, EU, H, LAUNCH, LaunchState, OBJ, ObjKind, readDpaLayout, RPC, RpcState, WorkKind } from './layout.js';
 import { THREAD, ThreadState } from './objects.js';
-import { DpaView } from './view.js';
+import { DpaTables } from './tables.js';
 
 /** What the owner passes each EU (eu-pool.ts). */
 export interface EuData {
@@ -424,7 +424,7 @@ export async function runEu(data: EuData): Promise<void> {
     segment.close();
     return;
   }
-  const dpa = new DpaView(segment, read.layout, read.tag);
+  const dpa = new DpaTables(segment, read.layout, read.tag);
   dpa.sched.selfServing = true;
   const port = data.port;
   const logLevel = () => new DataView(segment.u8.buffer).getUint32(H.LOG_LEVEL, true);

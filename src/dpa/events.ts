@@ -9,7 +9,7 @@ import { decodeDescriptor, Segment } from '../fabric/segment.js';
 import { SE_LIVE, SE_STATE, Waiters } from '../sync-event/layout.js';
 import { OBJ } from './layout.js';
 import { SYNC_EVENT } from './objects.js';
-import type { DpaView } from './view.js';
+import type { DpaTables } from './tables.js';
 
 interface Opened {
   generation: number;
@@ -23,7 +23,7 @@ interface Opened {
 export class DpaEvents {
   private readonly opened = new Map<number, Opened>();
 
-  constructor(private readonly dpa: DpaView) {}
+  constructor(private readonly dpa: DpaTables) {}
 
   /** Event object `index`, mapped (once per generation); throws for one that cannot be used. */
   open(index: number, call: string): Opened {

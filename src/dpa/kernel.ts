@@ -85,8 +85,8 @@ export function kernelLaunch(
   const slot = claim(r, r.layout.dims.launches, (i) => r.layout.launch(i) + LAUNCH.STATE, LaunchState.FREE, LaunchState.FILLING);
   if (slot < 0) throw new DocaError('NO_MEMORY', call, `all ${r.layout.dims.launches} kernel launch slots of ${dpa.name} are in use`);
   const base = r.layout.launch(slot);
-  const v = r.view.view;
-  const i32 = r.view.i32;
+  const v = r.tables.view;
+  const i32 = r.tables.i32;
   v.setUint32(base + LAUNCH.FUNC, fn, true);
   v.setUint32(base + LAUNCH.NARGS, values.length, true);
   values.forEach((a, i) => v.setBigUint64(base + LAUNCH.ARGS + i * 8, a, true));
@@ -105,7 +105,7 @@ export function kernelLaunch(
   const reached = () => !wait || wait.source.peek() >= BigInt(waitThreshold);
   if (reached()) {
     Atomics.store(i32, (base + LAUNCH.STATE) / 4, LaunchState.READY);
-    r.view.sched.ready(r.layout.launchBits, slot);
+    r.tables.sched.ready(r.layout.launchBits, slot);
     return;
   }
   Atomics.add(i32, H.GATED / 4, 1);
@@ -113,13 +113,13 @@ export function kernelLaunch(
   // An update before GATED was visible rang nobody for this launch: look once more.
   if (reached() && Atomics.compareExchange(i32, (base + LAUNCH.STATE) / 4, LaunchState.GATED, LaunchState.READY) === LaunchState.GATED) {
     Atomics.sub(i32, H.GATED / 4, 1);
-    r.view.sched.ready(r.layout.launchBits, slot);
+    r.tables.sched.ready(r.layout.launchBits, slot);
   }
 }
 
 /** Takes a slot whose state word is `free` (compare-and-swap to `taken`); -1 if none is. */
 function claim(r: DpaRun, slots: number, stateAt: (i: number) => number, free: number, taken: number): number {
-  for (let i = 0; i < slots; i++) if (Atomics.compareExchange(r.view.i32, stateAt(i) / 4, free, taken) === free) return i;
+  for (let i = 0; i < slots; i++) if (Atomics.compareExchange(r.tables.i32, stateAt(i) / 4, free, taken) === free) return i;
   return -1;
 }
 
@@ -129,13 +129,13 @@ function submitRpc(dpa: Dpa, r: DpaRun, func: DpaFuncRef, args: (bigint | number
   const slot = claim(r, r.layout.dims.rpcs, (i) => r.layout.rpc(i) + RPC.STATE, RpcState.FREE, RpcState.FILLING);
   if (slot < 0) throw new DocaError('NO_MEMORY', call, `${r.layout.dims.rpcs} RPC calls of ${dpa.name} are already in flight`);
   const base = r.layout.rpc(slot);
-  const v = r.view.view;
+  const v = r.tables.view;
   v.setUint32(base + RPC.FUNC, fn, true);
   v.setUint32(base + RPC.NARGS, values.length, true);
   values.forEach((a, i) => v.setBigUint64(base + RPC.ARGS + i * 8, a, true));
-  Atomics.add(r.view.i32, (base + RPC.GEN) / 4, 1);
-  Atomics.store(r.view.i32, (base + RPC.STATE) / 4, RpcState.READY);
-  r.view.sched.ready(r.layout.rpcBits, slot);
+  Atomics.add(r.tables.i32, (base + RPC.GEN) / 4, 1);
+  Atomics.store(r.tables.i32, (base + RPC.STATE) / 4, RpcState.READY);
+  r.tables.sched.ready(r.layout.rpcBits, slot);
   dpa._stat.c[2]!++;
   return slot;
 }
@@ -145,7 +145,7 @@ function submitRpc(dpa: Dpa, r: DpaRun, func: DpaFuncRef, args: (bigint | number
  * DPA's tables are corrupt: the DPA enters its fatal state, which ends every wait for the call.
  */
 function rpcState(r: DpaRun, slot: number): number {
-  const state = Atomics.load(r.view.i32, (r.layout.rpc(slot) + RPC.STATE) / 4);
+  const state = Atomics.load(r.tables.i32, (r.layout.rpc(slot) + RPC.STATE) / 4);
   if (state < RpcState.FILLING || state > RpcState.FAILED) r.pool.fail(`RPC slot ${slot} holds state ${state}, which no RPC call is in`);
   return state;
 }
@@ -155,15 +155,15 @@ const finished = (s: number) => s === RpcState.DONE || s === RpcState.FAILED;
 function result(dpa: Dpa, r: DpaRun, slot: number, call: string): bigint {
   const base = r.layout.rpc(slot);
   const state = rpcState(r, slot);
-  const value = r.view.view.getBigUint64(base + RPC.RESULT, true);
-  Atomics.store(r.view.i32, (base + RPC.STATE) / 4, RpcState.FREE);
+  const value = r.tables.view.getBigUint64(base + RPC.RESULT, true);
+  Atomics.store(r.tables.i32, (base + RPC.STATE) / 4, RpcState.FREE);
   if (state === RpcState.FAILED) throw new DocaError('INVALID_VALUE', call, `the RPC function of ${dpa.name} returned a value that is not a u64 (a bigint or a non-negative integer)`);
   return value;
 }
 
 /** Withdraws a call no EU took yet; false if one took it meanwhile. */
 function withdraw(r: DpaRun, slot: number): boolean {
-  return Atomics.compareExchange(r.view.i32, (r.layout.rpc(slot) + RPC.STATE) / 4, RpcState.READY, RpcState.FREE) === RpcState.READY;
+  return Atomics.compareExchange(r.tables.i32, (r.layout.rpc(slot) + RPC.STATE) / 4, RpcState.READY, RpcState.FREE) === RpcState.READY;
 }
 
 export function rpcSync(dpa: Dpa, func: DpaFuncRef, args: (bigint | number)[]): bigint {

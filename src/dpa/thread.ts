@@ -101,7 +101,7 @@ export class DpaThread extends DpaObject {
     this.configurable(call);
     this.dpa._running(call);
     if (this.func === undefined) throw new DocaError('BAD_STATE', call, `${this.name} has no function (setFuncArg)`);
-    const v = this.dpaRun.view.view;
+    const v = this.dpaRun.tables.view;
     v.setUint32(this.dpaRun.objects.at(this.index, THREAD.FUNC), this.dpa._func(this.dpaRun, this.func, call), true);
     v.setBigUint64(this.dpaRun.objects.at(this.index, THREAD.ARG), this.arg, true);
     v.setBigUint64(this.dpaRun.objects.at(this.index, THREAD.LOCAL), this.local, true);
@@ -118,12 +118,12 @@ export class DpaThread extends DpaObject {
     const call = 'doca_dpa_thread_run';
     this.alive(call);
     this.dpa._running(call);
-    const i32 = this.dpaRun.view.i32;
+    const i32 = this.dpaRun.tables.i32;
     const at = this.dpaRun.objects.at(this.index, OBJ.STATE) / 4;
     if (Atomics.compareExchange(i32, at, ThreadState.STARTED, ThreadState.IDLE) === ThreadState.STARTED) return this.stat.setState(DpaThreadStatState.RUNNABLE);
     if (Atomics.compareExchange(i32, at, ThreadState.STARTED_PENDING, ThreadState.QUEUED) === ThreadState.STARTED_PENDING) {
       this.stat.setState(DpaThreadStatState.RUNNABLE);
-      this.dpaRun.view.sched.ready(this.dpaRun.layout.objectBits, this.index);
+      this.dpaRun.tables.sched.ready(this.dpaRun.layout.objectBits, this.index);
       return;
     }
     throw new DocaError('BAD_STATE', call, `${this.name} is not started, or already runs`);
@@ -135,7 +135,7 @@ export class DpaThread extends DpaObject {
     this.alive(call);
     if (this.life === 'idle') throw new DocaError('BAD_STATE', call, `${this.name} is not started`);
     this.life = 'stopping';
-    const i32 = this.dpaRun.view.i32;
+    const i32 = this.dpaRun.tables.i32;
     const at = this.dpaRun.objects.at(this.index, OBJ.STATE) / 4;
     for (let s = Atomics.load(i32, at); s !== ThreadState.STOPPED; s = Atomics.load(i32, at)) {
       const running = s === ThreadState.RUNNING || s === ThreadState.RUNNING_AGAIN || s === ThreadState.STOPPING;

@@ -1,7 +1,7 @@
 /**
  * The DPA core device API (doca_dpa_dev.h): who runs, ending a run, notifying another thread, DPA
  * completions, the device log and DPA memory. Handles are u64 bigints from the CPU side's
- * `get_dpa_handle` calls; each is checked before use (dpa/view.ts).
+ * `get_dpa_handle` calls; each is checked before use (dpa/tables.ts).
  */
 import { DocaError } from '../../core/error.js';
 import { yieldCpu } from '../../fabric/segment.js';
