@@ -15,7 +15,7 @@ import { DpaMapReader } from '../core/dpa-maps.js';
 import { BellState, Bell, publishBellRef } from '../fabric/doorbell.js';
 import { livenessTick, selfThread, type ThreadIdentity } from '../fabric/liveness.js';
 import { Segment, type SegmentDescriptor } from '../fabric/segment.js';
-import { counterOffset, STATS_SLOTS } from '../fabric/stats.js';
+import { Counter, counterOffset, STATS_SLOTS } from '../fabric/stats.js';
 import { native } from '../native/load.js';
 import { WaitResult } from '../native/native.js';
 import { setActivationTimer } from './cq.js';
@@ -301,7 +301,7 @@ class Unit {
     if (Atomics.compareExchange(dpa.i32, at, ThreadState.QUEUED, ThreadState.RUNNING) !== ThreadState.QUEUED) return false;
     // One run of a thread at a time, ordered by its state word: its record has one writer at a time.
     const stat = dpa.u32(index, THREAD.STATS);
-    if (stat !== 0 && stat <= STATS_SLOTS && this.stats) this.stats[counterOffset(stat - 1, 0) / 8]!++;
+    if (stat !== 0 && stat <= STATS_SLOTS && this.stats) this.stats[counterOffset(stat - 1, Counter.DPA_THREAD.ACTIVATIONS) / 8]!++;
     const fn = this.fn(dpa.u32(index, THREAD.FUNC));
     const work: Work = { kind: WorkKind.THREAD, index, rank: 0, threads: 1, local: dpa.view.getBigUint64(dpa.at(index, THREAD.LOCAL), true), finished: false };
     this.args.length = 1;

@@ -13,6 +13,7 @@
  * RPC_QUEUE_MS (every EU stuck in a polling thread, say) fails with TIME_OUT instead of waiting forever.
  */
 import { DocaError, describeValue } from '../core/error.js';
+import { Counter } from '../fabric/stats.js';
 import { SyncEvent } from '../sync-event/sync-event.js';
 import { Waiters } from '../sync-event/layout.js';
 import type { DpaFuncRef } from './app.js';
@@ -101,7 +102,7 @@ export function kernelLaunch(
   Atomics.store(i32, (base + LAUNCH.FINISHED) / 4, 0);
   const generation = Atomics.add(i32, (base + LAUNCH.GEN) / 4, 1) + 1;
   Atomics.store(i32, (base + LAUNCH.NEXT_RANK) / 4, (generation & 0xffff) << 16);
-  dpa._stat.c[1]!++;
+  dpa._stat.c[Counter.DPA.KERNELS]!++;
   const reached = () => !wait || wait.source.peek() >= BigInt(waitThreshold);
   if (reached()) {
     Atomics.store(i32, (base + LAUNCH.STATE) / 4, LaunchState.READY);
@@ -136,7 +137,7 @@ function submitRpc(dpa: Dpa, r: DpaRun, func: DpaFuncRef, args: (bigint | number
   Atomics.add(r.tables.i32, (base + RPC.GEN) / 4, 1);
   Atomics.store(r.tables.i32, (base + RPC.STATE) / 4, RpcState.READY);
   r.tables.sched.ready(r.layout.rpcBits, slot);
-  dpa._stat.c[2]!++;
+  dpa._stat.c[Counter.DPA.RPCS]!++;
   return slot;
 }
 

@@ -6,7 +6,7 @@
  * ends the thread for good. Its state word (objects.ts, ThreadState) is the only truth about it.
  */
 import { DocaError, describeValue } from '../core/error.js';
-import { DpaThreadStatState, StatKind, type StatRecord, statRecord } from '../fabric/stats.js';
+import { Counter, DpaThreadStatState, StatKind, type StatRecord, statRecord } from '../fabric/stats.js';
 import type { DpaFuncRef } from './app.js';
 import type { Dpa } from './dpa.js';
 import { ObjKind, OBJ } from './layout.js';
@@ -46,7 +46,7 @@ export class DpaThread extends DpaObject {
     super(dpa, ObjKind.THREAD, 'doca_dpa_thread_create');
     this.stat = statRecord(dpa.dev.fabric.dir, StatKind.DPA_THREAD, `${this.name} (id ${this.index})`, dpa._stat, this.index);
     this.dpaRun.objects.store(this.index, THREAD.STATS, this.stat.slot + 1);
-    dpa._stat.c[0]!++;
+    dpa._stat.c[Counter.DPA.THREADS]!++;
   }
 
   /** `doca_dpa_thread_create`: on a started DPA. */
@@ -164,7 +164,7 @@ export class DpaThread extends DpaObject {
     if (this.life === 'started') throw new DocaError('BAD_STATE', call, `${this.name} is started; stop it first`);
     this.destroyObject(call);
     this.stat.release();
-    this.dpa._stat.c[0]!--;
+    this.dpa._stat.c[Counter.DPA.THREADS]!--;
   }
 
 
