@@ -70,18 +70,18 @@ export class DpaAsyncOps extends DpaObject {
   start(): void {
     const call = 'doca_dpa_async_ops_start';
     this.configurable(call);
-    const r = this.dpa._running(call);
+    const run = this.dpa._running(call);
     if (!this.completion) throw new DocaError('BAD_STATE', call, `${this.name} has no completion (attach)`);
-    const list = this.list ?? r.arena.alloc(this.size * WAIT_SIZE);
+    const list = this.list ?? run.arena.alloc(this.size * WAIT_SIZE);
     if (list === undefined) throw new DocaError('NO_MEMORY', call, `the DPA has no room for ${this.size} async operations`);
-    r.segment.u8.fill(0, list, list + this.size * WAIT_SIZE);
+    run.segment.u8.fill(0, list, list + this.size * WAIT_SIZE);
     this.list = list;
-    const o = r.objects;
-    r.tables.view.setUint32(o.at(this.index, ASYNC_OPS.SIZE), this.size, true);
-    r.tables.view.setUint32(o.at(this.index, ASYNC_OPS.LIST), list, true);
-    r.tables.view.setUint32(o.at(this.index, ASYNC_OPS.USER_DATA), this.userData, true);
-    o.store(this.index, ASYNC_OPS.COMPLETION, this.completion.index + 1);
-    o.store(this.index, ASYNC_OPS.COMPLETION_GEN, o.generation(this.completion.index));
+    const objects = run.objects;
+    run.tables.view.setUint32(objects.at(this.index, ASYNC_OPS.SIZE), this.size, true);
+    run.tables.view.setUint32(objects.at(this.index, ASYNC_OPS.LIST), list, true);
+    run.tables.view.setUint32(objects.at(this.index, ASYNC_OPS.USER_DATA), this.userData, true);
+    objects.store(this.index, ASYNC_OPS.COMPLETION, this.completion.index + 1);
+    objects.store(this.index, ASYNC_OPS.COMPLETION_GEN, objects.generation(this.completion.index));
     this.setStarted(true);
   }
 
@@ -90,9 +90,9 @@ export class DpaAsyncOps extends DpaObject {
     const call = 'doca_dpa_async_ops_stop';
     this.alive(call);
     if (!this.isStarted) throw new DocaError('BAD_STATE', call, `${this.name} is not started`);
-    const r = this.dpaRun;
+    const run = this.dpaRun;
     this.setStarted(false);
-    Atomics.and(r.tables.i32, r.layout.waitBits / 4 + (this.index >>> 5), ~(1 << (this.index & 31)));
+    Atomics.and(run.tables.i32, run.layout.waitBits / 4 + (this.index >>> 5), ~(1 << (this.index & 31)));
   }
 
   /** `doca_dpa_async_ops_destroy`: stopped first. */

@@ -22,10 +22,10 @@ export abstract class ThreadAttached extends DpaObject {
 
   /** Publishes the attached thread and arms the context (start). */
   protected publishThread(): void {
-    const o = this.dpaRun.objects;
-    o.store(this.index, ATTACHED.THREAD, this.thread ? this.thread.index + 1 : 0);
-    o.store(this.index, ATTACHED.THREAD_GEN, this.thread ? o.generation(this.thread.index) : 0);
-    o.store(this.index, ATTACHED.ARMED, 1);
+    const objects = this.dpaRun.objects;
+    objects.store(this.index, ATTACHED.THREAD, this.thread ? this.thread.index + 1 : 0);
+    objects.store(this.index, ATTACHED.THREAD_GEN, this.thread ? objects.generation(this.thread.index) : 0);
+    objects.store(this.index, ATTACHED.ARMED, 1);
   }
 
   protected detach(): void {

@@ -70,23 +70,23 @@ export class DpaCompletion extends ThreadAttached {
   start(): void {
     const call = 'doca_dpa_completion_start';
     this.configurable(call);
-    const r = this.dpa._running(call);
-    const ring = this.ring ?? r.arena.alloc(this.size * CQE_SIZE);
+    const run = this.dpa._running(call);
+    const ring = this.ring ?? run.arena.alloc(this.size * CQE_SIZE);
     if (ring === undefined) throw new DocaError('NO_MEMORY', call, `the DPA has no room for a ${this.size}-element completion queue`);
-    r.segment.u8.fill(0, ring, ring + this.size * CQE_SIZE);
+    run.segment.u8.fill(0, ring, ring + this.size * CQE_SIZE);
     this.ring = ring;
-    const o = r.objects;
-    r.tables.view.setUint32(o.at(this.index, COMPLETION.SIZE), this.size, true);
-    r.tables.view.setUint32(o.at(this.index, COMPLETION.RING), ring, true);
+    const objects = run.objects;
+    run.tables.view.setUint32(objects.at(this.index, COMPLETION.SIZE), this.size, true);
+    run.tables.view.setUint32(objects.at(this.index, COMPLETION.RING), ring, true);
     // Positions start where every ring's do (fabric/positions.ts), so a soak can bring the wrap forward.
     const start = startPosition();
-    for (const f of [COMPLETION.RESERVE, COMPLETION.READ, COMPLETION.ACK]) o.store(this.index, f, start);
+    for (const f of [COMPLETION.RESERVE, COMPLETION.READ, COMPLETION.ACK]) objects.store(this.index, f, start);
     // An element is there when its sequence is its position + 1. Each starts as written one lap before
     // the position it will first hold, so none looks posted, wherever the positions start (a zero would
     // pass for position -1).
     for (let k = 0; k < this.size; k++) {
       const position = (start + k) | 0;
-      Atomics.store(r.segment.i32, (ring + ((position & (this.size - 1)) >>> 0) * CQE_SIZE) / 4, (position - this.size + 1) | 0);
+      Atomics.store(run.segment.i32, (ring + ((position & (this.size - 1)) >>> 0) * CQE_SIZE) / 4, (position - this.size + 1) | 0);
     }
     this.publishThread();
     this.setStarted(true);
