@@ -54,8 +54,8 @@ export interface Eu {
 let eu: Eu | undefined;
 
 /** @internal the EU's main loop installs itself. */
-export function installEu(e: Eu): void {
-  eu = e;
+export function installEu(unit: Eu): void {
+  eu = unit;
 }
 
 /**
