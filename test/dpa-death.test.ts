@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Worker } from 'node:worker_threads';
 import { openDeviceByPci } from '../src/core/dev.js';
-import { DpaNotificationCompletion } from '../src/dpa/completion.js';
+import { DpaNotificationCompletion } from '../src/dpa/notification-completion.js';
 import type { Dpa } from '../src/dpa/dpa.js';
 import { H } from '../src/dpa/layout.js';
 import { ThreadState } from '../src/dpa/objects.js';
@@ -119,7 +119,7 @@ test('a unit terminated under work routed to it (a consumer completion\'s bell, 
   dpa.kernelLaunchUpdateAdd(wait, 1, undefined, 0n, 1, 'count', channel.counter.getDpaHandle(dpa));
   // The consumer's bell names unit `cc % units`; the waiter entry unit `event % units` (dpa/comch-consumer.ts, kernel.ts).
   const eu = channel.cc.index % 2;
-  const i32 = dpa._running('test').view.i32; // mapped until the DPA is destroyed
+  const i32 = dpa._running('test').tables.i32; // mapped until the DPA is destroyed
   await workerOf(dpa, eu).terminate();
   for (let i = 0; i < 3; i++) channel.send(new Uint8Array([2 + i]));
   wait.updateSet(1n);

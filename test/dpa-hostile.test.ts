@@ -14,7 +14,9 @@ import { ComchMsgq } from '../src/comch/msgq.js';
 import { openDeviceByPci } from '../src/core/dev.js';
 import { DocaErrorCode } from '../src/core/error.js';
 import { ComchDpaConsumer } from '../src/dpa/comch-consumer.js';
-import { DpaAsyncOps, DpaCompletion, DpaNotificationCompletion } from '../src/dpa/completion.js';
+import { DpaAsyncOps } from '../src/dpa/async-ops.js';
+import { DpaCompletion } from '../src/dpa/completion.js';
+import { DpaNotificationCompletion } from '../src/dpa/notification-completion.js';
 import type { Dpa } from '../src/dpa/dpa.js';
 import { EU, H, OBJ, RPC, RpcState, WorkKind } from '../src/dpa/layout.js';
 import { ASYNC_OPS, ATTACHED, ObjState, ThreadState } from '../src/dpa/objects.js';
@@ -70,7 +72,7 @@ test('async ops with a LIST word outside the arena or on other entries, or a bad
   const dev = openDeviceByPci('03:00.0');
   const dpa = startDpa(t, dev, 'hostile');
   const r = dpa._running('test');
-  const v = r.view.view;
+  const v = r.tables.view;
   const gate = event(t, dev, dpa, 'subscriber');
   const { thread } = notifiedThread(t, dpa, 'count', 0n);
   const post = (ops: DpaAsyncOps) => dpa.rpc('try_post_wait', ops.getDpaHandle(), gate.getDpaHandle(dpa), 5n);
@@ -90,7 +92,7 @@ test('async ops with a LIST word outside the arena or on other entries, or a bad
   assert.equal(post(swept), 0n, 'a wait for gate > 5 is posted');
   v.setUint32(r.objects.at(swept.index, ASYNC_OPS.SIZE), 0x7fffffff, true);
   gate.updateSet(1n); // the sweep of the unit that watches the gate looks at the posted waits
-  await eventually(() => Atomics.load(r.view.i32, r.objects.at(swept.index, OBJ.FAULT) / 4) !== 0 || dpa.peekAtLastError() !== undefined, 'the sweep to find the bad size');
+  await eventually(() => Atomics.load(r.tables.i32, r.objects.at(swept.index, OBJ.FAULT) / 4) !== 0 || dpa.peekAtLastError() !== undefined, 'the sweep to find the bad size');
   assert.equal(dpa.peekAtLastError(), undefined, 'the sweep ends the async ops, not its unit (nor the DPA)');
   assert.equal(post(swept), BigInt(E.DOCA_ERROR_UNEXPECTED), 'the ended async ops refuses posts');
   assert.equal(dpa.rpc('add', 1n, 2n), 3n, 'and the DPA serves on');
@@ -186,8 +188,8 @@ for (const [what, bad] of [['NaN', () => Number.NaN], ['a time in the future', (
     dpa.kernelLaunchUpdateSet(undefined, 0, undefined, 0, 1, 'spin_marked', started);
     const mark = new Uint8Array(1);
     await eventually(() => (dpa.d2hMemcpy(mark, started), mark[0] === 1), 'the kernel to spin');
-    const eu = [0, 1].find((e) => Atomics.load(r.view.i32, (r.layout.eu(e) + EU.RUNNING) / 4) >>> 24 === WorkKind.LAUNCH)!;
-    r.view.view.setFloat64(r.layout.eu(eu) + EU.RUN_START, bad(), true);
+    const eu = [0, 1].find((e) => Atomics.load(r.tables.i32, (r.layout.eu(e) + EU.RUNNING) / 4) >>> 24 === WorkKind.LAUNCH)!;
+    r.tables.view.setFloat64(r.layout.eu(eu) + EU.RUN_START, bad(), true);
     await eventually(() => dpa.peekAtLastError() !== undefined, 'the watchdog', 15_000);
     assert.match(dpa.peekAtLastError()!.message, new RegExp(`a kernel ran \\d+ ms on execution unit ${eu}, past the kernel max run time of 1000 ms`));
   });
@@ -220,7 +222,7 @@ test('an RPC slot whose state word another thread overwrote with no state fails 
   assert.throws(() => dpa.rpc('add', 1n, 2n), code('DRIVER', /RPC slot 0 holds state 77/));
   await gone;
   assert.match(dpa.peekAtLastError()!.message, /holds state 77/);
-  assert.equal(Atomics.load(r.view.i32, H.STATE / 4), 3, 'FATAL');
+  assert.equal(Atomics.load(r.tables.i32, H.STATE / 4), 3, 'FATAL');
 });
 
 test('a launch gated on an event that is destroyed frees its slot (the DOCA log says it will not run)', { timeout: 30_000 }, async (t) => {
@@ -234,7 +236,7 @@ test('a launch gated on an event that is destroyed frees its slot (the DOCA log 
   assert.throws(() => dpa.kernelLaunchUpdateAdd(gate, 1, undefined, 0n, 1, 'count', counter.getDpaHandle(dpa)), code('NO_MEMORY', /launch slots/));
   gate.stop();
   gate.destroy();
-  assert.equal(Atomics.load(r.view.i32, H.GATED / 4), 0, 'nothing waits for the destroyed event');
+  assert.equal(Atomics.load(r.tables.i32, H.GATED / 4), 0, 'nothing waits for the destroyed event');
   dpa.kernelLaunchUpdateAdd(undefined, 0, undefined, 0n, 1, 'count', counter.getDpaHandle(dpa));
   await eventually(() => counter.get() === 1n, 'a new launch to run');
   assert.equal(counter.get(), 1n, 'none of the gated kernels ran');

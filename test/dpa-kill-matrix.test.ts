@@ -24,7 +24,8 @@ import { describe, it, type TestContext } from 'node:test';
 import { openDeviceByPci } from '../src/core/dev.js';
 import { DocaError } from '../src/core/error.js';
 import { logBackendCreateWithBuf } from '../src/core/log.js';
-import { DpaAsyncOps, DpaCompletion } from '../src/dpa/completion.js';
+import { DpaAsyncOps } from '../src/dpa/async-ops.js';
+import { DpaCompletion } from '../src/dpa/completion.js';
 import type { DpaRun } from '../src/dpa/dpa.js';
 import { EU, H, OBJ, ObjKind } from '../src/dpa/layout.js';
 import { ASYNC_OPS, ATTACHED, COMPLETION, CONSUMER, CONSUMER_COMPLETION, ObjState, ThreadState } from '../src/dpa/objects.js';
@@ -154,14 +155,14 @@ async function traffic(cell: World, n: number): Promise<void> {
 /** Whether some error was reported: the DPA's, an ended object's, an ERR log line, a failed send. */
 function errorShown(cell: World): boolean {
   if (cell.dpa.peekAtLastError() !== undefined || cell.errors.length > 0 || cell.channel.failed.length > 0) return true;
-  for (let i = 0; i < cell.run.layout.dims.objects; i++) if (Atomics.load(cell.run.view.i32, cell.run.objects.at(i, OBJ.FAULT) / 4) !== 0) return true;
+  for (let i = 0; i < cell.run.layout.dims.objects; i++) if (Atomics.load(cell.run.tables.i32, cell.run.objects.at(i, OBJ.FAULT) / 4) !== 0) return true;
   return false;
 }
 
 /** The words that say where the ping-pong stands (for a wait that timed out). */
 function snapshot(cell: World): string {
   const run = cell.run;
-  const i32 = run.view.i32;
+  const i32 = run.tables.i32;
   const receives = queue(cell);
   const channel = cell.channel;
   const words = {
@@ -255,17 +256,17 @@ interface Word {
 }
 
 const FAR = 1 << 30;
-const dpaWord = (name: string, offset: (run: DpaRun, cell: World) => number, ...values: ((old: number) => number)[]): Word => ({ name, at: (cell) => ({ i32: cell.run.view.i32, offset: offset(cell.run, cell) }), values });
+const dpaWord = (name: string, offset: (run: DpaRun, cell: World) => number, ...values: ((old: number) => number)[]): Word => ({ name, at: (cell) => ({ i32: cell.run.tables.i32, offset: offset(cell.run, cell) }), values });
 const queue = (cell: World): Segment => (cell.channel.consumers[0] as unknown as { queue: { segment: Segment } }).queue.segment;
 const cc = (cell: World) => cell.channel.cc.index;
 const consumer = (cell: World) => cell.channel.consumers[0]!.index;
 const thread = (cell: World) => cell.channel.thread.index;
 const sentCq = (run: DpaRun, _cell: World) => {
-  for (let i = 0; i < run.layout.dims.objects; i++) if (run.view.u32(i, OBJ.KIND) === ObjKind.COMPLETION && run.objects.state(i) === ObjState.STARTED && run.view.u32(i, COMPLETION.SIZE) === 8) return i;
+  for (let i = 0; i < run.layout.dims.objects; i++) if (run.tables.u32(i, OBJ.KIND) === ObjKind.COMPLETION && run.objects.state(i) === ObjState.STARTED && run.tables.u32(i, COMPLETION.SIZE) === 8) return i;
   throw new Error('no sent completion');
 };
-const returned = (run: DpaRun, cell: World) => run.view.u32(cc(cell), CONSUMER_COMPLETION.RETURNED);
-const waits = (run: DpaRun, cell: World) => run.view.u32(cell.ops.index, ASYNC_OPS.LIST);
+const returned = (run: DpaRun, cell: World) => run.tables.u32(cc(cell), CONSUMER_COMPLETION.RETURNED);
+const waits = (run: DpaRun, cell: World) => run.tables.u32(cell.ops.index, ASYNC_OPS.LIST);
 
 const WORDS: Word[] = [
   dpaWord('header state', () => H.STATE, () => 77),
@@ -293,7 +294,7 @@ const WORDS: Word[] = [
   dpaWord('sent completion read', (run, cell) => run.objects.at(sentCq(run, cell), COMPLETION.READ), (v) => v + FAR, (v) => v - FAR),
   dpaWord('sent completion ack', (run, cell) => run.objects.at(sentCq(run, cell), COMPLETION.ACK), (v) => v - FAR),
   dpaWord('sent completion armed', (run, cell) => run.objects.at(sentCq(run, cell), ATTACHED.ARMED), () => 77),
-  dpaWord('completion element sequence', (run, cell) => run.view.u32(sentCq(run, cell), COMPLETION.RING), () => -1, (v) => v + 8),
+  dpaWord('completion element sequence', (run, cell) => run.tables.u32(sentCq(run, cell), COMPLETION.RING), () => -1, (v) => v + 8),
   dpaWord('async ops wait state', waits, () => 77, () => 0),
   dpaWord('async ops wait event', (run, cell) => waits(run, cell) + 8, () => 0xffff, () => 1),
   dpaWord('returned ring consumer', returned, () => 0x7fffffff, (_v) => 0),

@@ -9,7 +9,8 @@ import { devinfoCreateList, devinfoDestroyList } from '../src/core/devinfo.js';
 import { DocaErrorCode } from '../src/core/error.js';
 import { logBackendCreateWithBuf } from '../src/core/log.js';
 import { DpaApp } from '../src/dpa/app.js';
-import { DpaCompletion, DpaNotificationCompletion } from '../src/dpa/completion.js';
+import { DpaCompletion } from '../src/dpa/completion.js';
+import { DpaNotificationCompletion } from '../src/dpa/notification-completion.js';
 import { Dpa, dpaCapIsSupported } from '../src/dpa/dpa.js';
 import { DpaThread } from '../src/dpa/thread.js';
 import { H } from '../src/dpa/layout.js';
@@ -282,7 +283,7 @@ test('the wake cursor past 2^31 still finds the idle execution unit: work is not
   const dev = openDeviceByPci('03:00.0');
   const dpa = startDpa(t, dev);
   assert.equal(await dpa.rpcAsync('add', 1n, 1n), 2n, 'both units came up');
-  const sched = dpa._running('test').view.sched;
+  const sched = dpa._running('test').tables.sched;
   const idleMask = () => Atomics.load(sched.i32, H.IDLE / 4);
   // Unit 0 takes the spinning kernel (a negative cursor used to hide the units after 0 only).
   await eventually(() => idleMask() === 3, 'both units asleep');

@@ -19,7 +19,8 @@ import fc from 'fast-check';
 import { QUEUE_LAYOUT as Q } from '../src/comch/consumer-queue.js';
 import { openDeviceByPci } from '../src/core/dev.js';
 import { DocaError } from '../src/core/error.js';
-import { DpaAsyncOps, DpaCompletion } from '../src/dpa/completion.js';
+import { DpaAsyncOps } from '../src/dpa/async-ops.js';
+import { DpaCompletion } from '../src/dpa/completion.js';
 import { DpaApp } from '../src/dpa/app.js';
 import { Dpa, type DpaRun } from '../src/dpa/dpa.js';
 import { OBJ, OBJECT_SIZE } from '../src/dpa/layout.js';
@@ -72,8 +73,8 @@ interface World {
 const fakeTest = (t: TestContext): TestContext => ({ ...t, after: () => {}, diagnostic: () => {} }) as unknown as TestContext;
 
 function regionsOf(run: DpaRun, channel: ToDpa, objects: number[], ops: DpaAsyncOps, opsCq: DpaCompletion): Region[] {
-  const i32 = run.view.i32;
-  const u32 = (index: number, field: number) => run.view.u32(index, field);
+  const i32 = run.tables.i32;
+  const u32 = (index: number, field: number) => run.tables.u32(index, field);
   const queue = (channel.consumers[0] as unknown as { queue: { segment: Segment } }).queue.segment;
   const sent = channel.sent!.index;
   const cc = channel.cc.index;
@@ -153,8 +154,8 @@ test(`a DPA application with a hostile writer beside it: ${CASES} cases, zero cr
     const objects = [channel.thread, channel.cc, ...channel.consumers, channel.dpaProducer!, channel.sent!, ops, opsCq].map((o) => o.index).concat([...run.events.values()].map((e) => e.index), run.self);
     stats.worlds++;
     const tables = [
-      { name: 'object table', i32: run.view.i32, offset: run.layout.objects, bytes: run.layout.dims.objects * OBJECT_SIZE },
-      { name: 'arena', i32: run.view.i32, offset: run.layout.arena, bytes: run.layout.dims.arena },
+      { name: 'object table', i32: run.tables.i32, offset: run.layout.objects, bytes: run.layout.dims.objects * OBJECT_SIZE },
+      { name: 'arena', i32: run.tables.i32, offset: run.layout.arena, bytes: run.layout.dims.arena },
     ];
     const world: World = { dpa: target, run, channel, ops, opsCq, gate, done, regions: regionsOf(run, channel, objects, ops, opsCq), tables, objects, damaged: false, age: 0 };
     // The first credits; the DPA may have gone fatal meanwhile (its units act on their own): then the
@@ -196,7 +197,7 @@ test(`a DPA application with a hostile writer beside it: ${CASES} cases, zero cr
     dpa = current = undefined;
   };
 
-  const ended = (world: World): boolean => world.objects.some((i) => Atomics.load(world.run.view.i32, world.run.objects.at(i, OBJ.FAULT) / 4) !== 0);
+  const ended = (world: World): boolean => world.objects.some((i) => Atomics.load(world.run.tables.i32, world.run.objects.at(i, OBJ.FAULT) / 4) !== 0);
 
   /** The arguments of `poke`: cc, consumer, producer, CPU consumer id, async ops, event, completion; undefined if a handle is refused. */
   const pokeArgs = (world: World): bigint[] | undefined => {

@@ -89,7 +89,7 @@ export class ComchDpaConsumer extends DpaEndpoint {
   start(): 'DOCA_SUCCESS' {
     const call = 'doca_ctx_start';
     this.configurable(call);
-    const r = this.dpa._running(call);
+    const run = this.dpa._running(call);
     this.requireDatapath(call);
     const cc = this.completion;
     if (!cc || cc.isDestroyed) throw new DocaError('BAD_STATE', call, `${this.name} has no consumer completion context (setCompletion)`);
@@ -99,22 +99,22 @@ export class ComchDpaConsumer extends DpaEndpoint {
     if (!this.table.connected) throw new DocaError('BAD_STATE', call, `${this.msgq.name} was stopped`);
     cc._add(this, this.maxRecv, call);
     const queue = new ConsumerQueue(this.maxRecv, this.immLen);
-    const o = r.objects;
-    const v = r.view.view;
+    const objects = run.objects;
+    const v = run.tables.view;
     const start = Atomics.load(queue.segment.i32, QUEUE_LAYOUT.POST_TAIL / 4);
-    o.store(this.index, CONSUMER.CC, cc.index + 1);
-    o.store(this.index, CONSUMER.CC_GEN, o.generation(cc.index));
-    v.setUint32(o.at(this.index, CONSUMER.USER_DATA), this.userData, true);
-    v.setUint32(o.at(this.index, CONSUMER.SLOTS), queue.slots, true);
-    v.setUint32(o.at(this.index, CONSUMER.IMM_LEN), this.immLen, true);
-    v.setUint32(o.at(this.index, CONSUMER.ID), this.endpointId, true);
-    o.store(this.index, CONSUMER.HEAD, start);
-    o.store(this.index, CONSUMER.RELEASED, start);
-    encodeDescriptor(queue.segment.descriptor, v, o.at(this.index, CONSUMER.QUEUE));
-    encodeDescriptor(this.table.segment.descriptor, v, o.at(this.index, CONSUMER.MSGQ));
+    objects.store(this.index, CONSUMER.CC, cc.index + 1);
+    objects.store(this.index, CONSUMER.CC_GEN, objects.generation(cc.index));
+    v.setUint32(objects.at(this.index, CONSUMER.USER_DATA), this.userData, true);
+    v.setUint32(objects.at(this.index, CONSUMER.SLOTS), queue.slots, true);
+    v.setUint32(objects.at(this.index, CONSUMER.IMM_LEN), this.immLen, true);
+    v.setUint32(objects.at(this.index, CONSUMER.ID), this.endpointId, true);
+    objects.store(this.index, CONSUMER.HEAD, start);
+    objects.store(this.index, CONSUMER.RELEASED, start);
+    encodeDescriptor(queue.segment.descriptor, v, objects.at(this.index, CONSUMER.QUEUE));
+    encodeDescriptor(this.table.segment.descriptor, v, objects.at(this.index, CONSUMER.MSGQ));
     this.setStarted(true);
     this.queue = queue;
-    this.table.publishBell(this.entry, this.dpa._euBell(r, cc.index % r.layout.dims.eus, BIT_CONSUMER + this.index, call));
+    this.table.publishBell(this.entry, this.dpa._euBell(run, cc.index % run.layout.dims.eus, BIT_CONSUMER + this.index, call));
     this.table.request(this.entry, DPA_SIDE, this.immLen, queue.segment.descriptor, queue.segment.descriptor);
     this.table.setState(this.entry, ENTRY_STATE.REGISTERED); // no peer context to relay it
     return 'DOCA_SUCCESS';

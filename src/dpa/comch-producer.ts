@@ -62,22 +62,22 @@ export class ComchDpaProducer extends DpaEndpoint {
   start(): 'DOCA_SUCCESS' {
     const call = 'doca_ctx_start';
     this.configurable(call);
-    const r = this.dpa._running(call);
+    const run = this.dpa._running(call);
     this.requireDatapath(call);
     const comp = this.completion;
     if (!comp || comp.isDestroyed) throw new DocaError('BAD_STATE', call, `${this.name} has no DPA completion (dpaCompletionAttach)`);
     if (!comp.isStarted) throw new DocaError('BAD_STATE', call, `${comp.name} is not started`);
     if (this.maxSend === 0) throw new DocaError('BAD_STATE', call, `${this.name} has no number of sends (setDevMaxNumSend)`);
     if (!this.table.connected) throw new DocaError('BAD_STATE', call, `${this.msgq.name} was stopped`);
-    const o = r.objects;
-    const v = r.view.view;
-    o.store(this.index, PRODUCER.COMPLETION, comp.index + 1);
-    o.store(this.index, PRODUCER.COMPLETION_GEN, o.generation(comp.index));
-    v.setUint32(o.at(this.index, PRODUCER.ID), this.endpointId, true);
-    v.setUint32(o.at(this.index, PRODUCER.MAX_SEND), this.maxSend, true);
-    v.setUint32(o.at(this.index, PRODUCER.MSGQ_ID), this.msgq.id, true);
-    v.setUint32(o.at(this.index, PRODUCER.ENTRY), this.entry, true);
-    encodeDescriptor(this.msgq._started(call).segment, v, o.at(this.index, PRODUCER.MSGQ));
+    const objects = run.objects;
+    const v = run.tables.view;
+    objects.store(this.index, PRODUCER.COMPLETION, comp.index + 1);
+    objects.store(this.index, PRODUCER.COMPLETION_GEN, objects.generation(comp.index));
+    v.setUint32(objects.at(this.index, PRODUCER.ID), this.endpointId, true);
+    v.setUint32(objects.at(this.index, PRODUCER.MAX_SEND), this.maxSend, true);
+    v.setUint32(objects.at(this.index, PRODUCER.MSGQ_ID), this.msgq.id, true);
+    v.setUint32(objects.at(this.index, PRODUCER.ENTRY), this.entry, true);
+    encodeDescriptor(this.msgq._started(call).segment, v, objects.at(this.index, PRODUCER.MSGQ));
     this.setStarted(true);
     return 'DOCA_SUCCESS';
   }

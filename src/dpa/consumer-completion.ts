@@ -2,7 +2,7 @@
 import { MAX_IMM } from '../comch/consumer-queue.js';
 import { DocaError } from '../core/error.js';
 import { startPosition } from '../fabric/positions.js';
-import { ThreadAttached } from './completion.js';
+import { ThreadAttached } from './attached.js';
 import { Dpa } from './dpa.js';
 import { ObjKind } from './layout.js';
 import type { DpaThread } from './thread.js';
@@ -90,22 +90,22 @@ export class ComchConsumerCompletion extends ThreadAttached {
   start(): void {
     const call = 'doca_comch_consumer_completion_start';
     this.configurable(call);
-    const r = this.dpa._running(call);
+    const run = this.dpa._running(call);
     if (!this.thread) throw new DocaError('BAD_STATE', call, `${this.name} has no DPA thread (setDpaThread)`);
-    this.list ??= r.arena.alloc(this.maxConsumers * 8);
-    this.returned ??= r.arena.alloc(this.maxRecv * RETURNED_SIZE);
+    this.list ??= run.arena.alloc(this.maxConsumers * 8);
+    this.returned ??= run.arena.alloc(this.maxRecv * RETURNED_SIZE);
     if (this.list === undefined || this.returned === undefined) throw new DocaError('NO_MEMORY', call, `the DPA has no room for ${this.name}'s lists`);
-    r.segment.u8.fill(0, this.list, this.list + this.maxConsumers * 8);
-    const o = r.objects;
-    const v = r.view.view;
-    v.setUint32(o.at(this.index, CONSUMER_COMPLETION.MAX_CONSUMERS), this.maxConsumers, true);
-    v.setUint32(o.at(this.index, CONSUMER_COMPLETION.MAX_RECV), this.maxRecv, true);
-    v.setUint32(o.at(this.index, CONSUMER_COMPLETION.IMM_LEN), this.immLen, true);
-    v.setUint32(o.at(this.index, CONSUMER_COMPLETION.LIST), this.list, true);
-    v.setUint32(o.at(this.index, CONSUMER_COMPLETION.RETURNED), this.returned, true);
+    run.segment.u8.fill(0, this.list, this.list + this.maxConsumers * 8);
+    const objects = run.objects;
+    const v = run.tables.view;
+    v.setUint32(objects.at(this.index, CONSUMER_COMPLETION.MAX_CONSUMERS), this.maxConsumers, true);
+    v.setUint32(objects.at(this.index, CONSUMER_COMPLETION.MAX_RECV), this.maxRecv, true);
+    v.setUint32(objects.at(this.index, CONSUMER_COMPLETION.IMM_LEN), this.immLen, true);
+    v.setUint32(objects.at(this.index, CONSUMER_COMPLETION.LIST), this.list, true);
+    v.setUint32(objects.at(this.index, CONSUMER_COMPLETION.RETURNED), this.returned, true);
     // Positions start where every ring's do (fabric/positions.ts), so a soak can bring the wrap forward.
-    for (const f of [CONSUMER_COMPLETION.RET_HEAD, CONSUMER_COMPLETION.RET_TAIL]) o.store(this.index, f, startPosition());
-    o.store(this.index, CONSUMER_COMPLETION.CURSOR, 0);
+    for (const f of [CONSUMER_COMPLETION.RET_HEAD, CONSUMER_COMPLETION.RET_TAIL]) objects.store(this.index, f, startPosition());
+    objects.store(this.index, CONSUMER_COMPLETION.CURSOR, 0);
     this.publishThread();
     this.setStarted(true);
   }
@@ -137,15 +137,15 @@ export class ComchConsumerCompletion extends ThreadAttached {
 
   /** @internal a consumer starts: it takes a free place in the list (NO_MEMORY beyond max consumers). */
   _add(consumer: ComchDpaConsumer, slots: number, call: string): void {
-    const r = this.dpaRun;
+    const run = this.dpaRun;
     let used = 0;
     for (const u of this._users) if (u instanceof ComchDpaConsumer && u !== consumer && u.isStarted) used += u._slots;
     if (used + slots > this.maxRecv) throw new DocaError('NO_MEMORY', call, `${this.name} takes ${this.maxRecv} receives; its consumers already have ${used}, this one wants ${slots}`);
-    const i32 = r.view.i32;
+    const i32 = run.tables.i32;
     for (let i = 0; i < this.maxConsumers; i++) {
       const at = (this.list! + i * 8) / 4;
       if (Atomics.load(i32, at) !== 0) continue;
-      Atomics.store(i32, at + 1, r.objects.generation(consumer.index));
+      Atomics.store(i32, at + 1, run.objects.generation(consumer.index));
       Atomics.store(i32, at, consumer.index + 1);
       return;
     }
@@ -154,7 +154,7 @@ export class ComchConsumerCompletion extends ThreadAttached {
 
   /** @internal a consumer stops. */
   _remove(consumer: ComchDpaConsumer): void {
-    const i32 = this.dpaRun.view.i32;
+    const i32 = this.dpaRun.tables.i32;
     for (let i = 0; i < this.maxConsumers; i++) {
       const at = (this.list! + i * 8) / 4;
       if (Atomics.load(i32, at) === consumer.index + 1) Atomics.store(i32, at, 0);

@@ -15,13 +15,13 @@ import { DocaError } from '../core/error.js';
 import { active as faultsActive, faultEvent } from '../fabric/faults/index.js';
 import { KIND_NAMES, OBJ, ObjKind } from './layout.js';
 import { ATTACHED, COMPLETION, CQE_SIZE, MAX_QUEUE } from './objects.js';
-import type { DpaView } from './view.js';
+import type { DpaTables } from './tables.js';
 
 /** `doca_dpa_dev_completion_type_t`. */
 export const CompletionType = { SEND: 0x0, RECV_RDMA_WRITE_IMM: 0x1, RECV_SEND: 0x2, RECV_SEND_IMM: 0x3, SEND_ERR: 0xd, RECV_ERR: 0xe } as const;
 
 /** Activates the thread attached to object `index` if the object is armed (and disarms it). */
-export function notifyAttached(dpa: DpaView, index: number): void {
+export function notifyAttached(dpa: DpaTables, index: number): void {
   if (!armed(dpa, index) || Atomics.compareExchange(dpa.i32, dpa.at(index, ATTACHED.ARMED) / 4, 1, 0) !== 1) return;
   activateAttached(dpa, index);
 }
@@ -30,7 +30,7 @@ export function notifyAttached(dpa: DpaView, index: number): void {
  * Whether completion context `index` is armed. Its word is 0 or 1; anything else (another thread
  * wrote it) would keep its thread from ever being activated without a word: the context is ended.
  */
-export function armed(dpa: DpaView, index: number): boolean {
+export function armed(dpa: DpaTables, index: number): boolean {
   const value = Atomics.load(dpa.i32, dpa.at(index, ATTACHED.ARMED) / 4);
   if (value === 1) return true;
   if (value !== 0) dpa.fault(index, 'UNEXPECTED', `its armed word holds ${value}, neither 0 nor 1: it could never activate its thread again`);
@@ -53,7 +53,7 @@ export function setActivationTimer(fn: (deliver: () => void, ms: number) => void
  * activation by a completion context passes here, so a fault plan's `lose-event` / `delay-event` with
  * `"event": "dpa_activation"` (docs/faults.md; ctx `doca_dpa`, counted per DPA) loses or delays it.
  */
-export function activateAttached(dpa: DpaView, index: number): void {
+export function activateAttached(dpa: DpaTables, index: number): void {
   const thread = dpa.load(index, ATTACHED.THREAD) - 1;
   if (thread < 0 || !dpa.live(thread, dpa.load(index, ATTACHED.THREAD_GEN)) || dpa.u32(thread, OBJ.KIND) !== ObjKind.THREAD) return;
   const activate = () => {
@@ -64,7 +64,7 @@ export function activateAttached(dpa: DpaView, index: number): void {
 }
 
 /** Arms object `index`; activates at once if `pending` says completions already wait. */
-export function requestNotification(dpa: DpaView, index: number, pending: () => boolean): void {
+export function requestNotification(dpa: DpaTables, index: number, pending: () => boolean): void {
   const armed = dpa.at(index, ATTACHED.ARMED) / 4;
   Atomics.store(dpa.i32, armed, 1);
   if (pending() && Atomics.compareExchange(dpa.i32, armed, 1, 0) === 1) activateAttached(dpa, index);
@@ -74,7 +74,7 @@ export function requestNotification(dpa: DpaView, index: number, pending: () => 
  * The ring of completion queue `cq`: its size and byte offset, checked to lie in the arena (the owner
  * wrote them; a value that cannot be right ends the call with a DOCA error, not a stray access).
  */
-function ring(dpa: DpaView, cq: number, call: string): { size: number; base: number } {
+function ring(dpa: DpaTables, cq: number, call: string): { size: number; base: number } {
   if (dpa.u32(cq, OBJ.KIND) !== ObjKind.COMPLETION) throw new DocaError('UNEXPECTED', call, `object ${cq}, named as a DPA completion, is a ${KIND_NAMES[dpa.u32(cq, OBJ.KIND)] ?? 'thing of no kind'}`);
   dpa.checkFault(cq, call);
   const size = dpa.u32(cq, COMPLETION.SIZE);
@@ -90,7 +90,7 @@ function ring(dpa: DpaView, cq: number, call: string): { size: number; base: num
  * more ring covers acks between the loads). Anything else ends the queue (UNEXPECTED): its elements
  * could no longer be found, and a post could overwrite an unread one.
  */
-function checkPositions(dpa: DpaView, cq: number, size: number, call: string): void {
+function checkPositions(dpa: DpaTables, cq: number, size: number, call: string): void {
   const ack = dpa.load(cq, COMPLETION.ACK);
   const read = dpa.load(cq, COMPLETION.READ);
   const reserve = dpa.load(cq, COMPLETION.RESERVE);
@@ -100,7 +100,7 @@ function checkPositions(dpa: DpaView, cq: number, size: number, call: string): v
 }
 
 /** Posts an element on completion queue `cq`; FULL (nothing posted) when the ring has no room. */
-export function postCqe(dpa: DpaView, cq: number, type: number, userData: number, immediate: number, call: string): void {
+export function postCqe(dpa: DpaTables, cq: number, type: number, userData: number, immediate: number, call: string): void {
   const { size, base } = ring(dpa, cq, call);
   const reserve = dpa.at(cq, COMPLETION.RESERVE) / 4;
   let position: number;
@@ -120,7 +120,7 @@ export function postCqe(dpa: DpaView, cq: number, type: number, userData: number
 }
 
 /** The element at the head of `cq` (its byte offset and position) if one was posted; the read position moves on. */
-export function cqGet(dpa: DpaView, cq: number, call: string): { at: number; position: number } | undefined {
+export function cqGet(dpa: DpaTables, cq: number, call: string): { at: number; position: number } | undefined {
   const position = dpa.load(cq, COMPLETION.READ);
   const { size, base } = ring(dpa, cq, call);
   const at = base + ((position & (size - 1)) >>> 0) * CQE_SIZE;
@@ -130,7 +130,7 @@ export function cqGet(dpa: DpaView, cq: number, call: string): { at: number; pos
 }
 
 /** Whether `cq` holds elements not yet returned. */
-export function cqPending(dpa: DpaView, cq: number, call: string): boolean {
+export function cqPending(dpa: DpaTables, cq: number, call: string): boolean {
   const position = dpa.load(cq, COMPLETION.READ);
   const { size, base } = ring(dpa, cq, call);
   const at = base + ((position & (size - 1)) >>> 0) * CQE_SIZE;
@@ -138,7 +138,7 @@ export function cqPending(dpa: DpaView, cq: number, call: string): boolean {
 }
 
 /** Frees `n` returned elements; INVALID_VALUE (nothing freed) for more than were returned and not acked. */
-export function cqAck(dpa: DpaView, cq: number, n: number, call: string): void {
+export function cqAck(dpa: DpaTables, cq: number, n: number, call: string): void {
   ring(dpa, cq, call);
   const ack = dpa.load(cq, COMPLETION.ACK);
   const returned = (dpa.load(cq, COMPLETION.READ) - ack) | 0;
@@ -147,10 +147,10 @@ export function cqAck(dpa: DpaView, cq: number, n: number, call: string): void {
 }
 
 /** Byte offset of the element at `position` (for an element handle that was checked to be unacked). */
-export function cqElement(dpa: DpaView, cq: number, position: number, call: string): number {
+export function cqElement(dpa: DpaTables, cq: number, position: number, call: string): number {
   const { size, base } = ring(dpa, cq, call);
   return base + ((position & (size - 1)) >>> 0) * CQE_SIZE;
 }
 
 /** The returned, not yet acked positions of completion queue `cq`: what its element handles may name. */
-export const cqWindow = (dpa: DpaView, cq: number): { oldest: number; newest: number } => ({ oldest: dpa.load(cq, COMPLETION.ACK), newest: dpa.load(cq, COMPLETION.READ) });
+export const cqWindow = (dpa: DpaTables, cq: number): { oldest: number; newest: number } => ({ oldest: dpa.load(cq, COMPLETION.ACK), newest: dpa.load(cq, COMPLETION.READ) });

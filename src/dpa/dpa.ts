@@ -35,7 +35,7 @@ import type { DpaObject } from './object.js';
 import { ObjectTable, ObjState, SE_SUBSCRIBER, SYNC_EVENT } from './objects.js';
 import { OwnerBell } from './owner-bell.js';
 import type { SyncEventLike } from './kernel.js';
-import { DpaView } from './view.js';
+import { DpaTables } from './tables.js';
 
 const log = sdkLogSource('dpa');
 /** Kernel launches and RPC calls a DPA holds at once. */
@@ -60,7 +60,7 @@ export interface DpaRun {
   readonly segment: Segment;
   readonly layout: DpaLayout;
   readonly tag: number;
-  readonly view: DpaView;
+  readonly tables: DpaTables;
   readonly objects: ObjectTable;
   readonly pool: EuPool;
   readonly bell: OwnerBell;
@@ -248,8 +248,8 @@ export class Dpa implements DpaEventTarget {
 
   /** `doca_dpa_get_dpa_handle`: the DPA's own handle (`doca_dpa_dev_device_set`). */
   getDpaHandle(): bigint {
-    const r = this._running('doca_dpa_get_dpa_handle');
-    return r.objects.handle(ObjKind.DPA, r.self);
+    const run = this._running('doca_dpa_get_dpa_handle');
+    return run.objects.handle(ObjKind.DPA, run.self);
   }
 
   /**
@@ -322,12 +322,12 @@ export class Dpa implements DpaEventTarget {
   }
 
   /** @internal the function index of `func` in the running application. */
-  _func(r: DpaRun, func: DpaFuncRef, call: string): number {
+  _func(run: DpaRun, func: DpaFuncRef, call: string): number {
     const name = func instanceof DpaFunc ? func.name : func;
     if (func instanceof DpaFunc && func.app !== this.app) throw new DocaError('INVALID_VALUE', call, `${func.name} is a function of ${func.app.getName()}, not of ${this.app!.getName()}`);
-    const index = typeof name === 'string' ? r.names.get(name) : undefined;
+    const index = typeof name === 'string' ? run.names.get(name) : undefined;
     if (index === undefined) {
-      throw new DocaError('INVALID_VALUE', call, `${describeValue(name)} is not a function exported by ${this.app!.getName()} (it exports ${[...r.names.keys()].join(', ') || 'none'})`);
+      throw new DocaError('INVALID_VALUE', call, `${describeValue(name)} is not a function exported by ${this.app!.getName()} (it exports ${[...run.names.keys()].join(', ') || 'none'})`);
     }
     return index;
   }
@@ -349,24 +349,24 @@ export class Dpa implements DpaEventTarget {
 
   /** @internal `SyncEvent.getDpaHandle`: the event's handle on this DPA (registered once per start). */
   _syncEventHandle(owner: object, source: DpaEventSource, call: string): bigint {
-    const r = this._running(call);
-    const known = r.events.get(owner);
+    const run = this._running(call);
+    const known = run.events.get(owner);
     if (known) return known.handle;
-    const index = r.objects.allocate(ObjKind.SYNC_EVENT, call);
-    const v = r.view.view;
-    encodeDescriptor(source.control.descriptor, v, r.objects.at(index, SYNC_EVENT.CONTROL));
-    encodeDescriptor(source.value.segment.descriptor, v, r.objects.at(index, SYNC_EVENT.VALUE));
-    v.setFloat64(r.objects.at(index, SYNC_EVENT.VALUE_OFFSET), source.value.offset, true);
-    v.setUint32(r.objects.at(index, SYNC_EVENT.FLAGS), source.subscriberIsDpa ? SE_SUBSCRIBER : 0, true);
-    r.objects.setState(index, ObjState.STARTED);
-    const reg: EventReg = { index, handle: r.objects.handle(ObjKind.SYNC_EVENT, index), source };
-    r.events.set(owner, reg);
+    const index = run.objects.allocate(ObjKind.SYNC_EVENT, call);
+    const v = run.tables.view;
+    encodeDescriptor(source.control.descriptor, v, run.objects.at(index, SYNC_EVENT.CONTROL));
+    encodeDescriptor(source.value.segment.descriptor, v, run.objects.at(index, SYNC_EVENT.VALUE));
+    v.setFloat64(run.objects.at(index, SYNC_EVENT.VALUE_OFFSET), source.value.offset, true);
+    v.setUint32(run.objects.at(index, SYNC_EVENT.FLAGS), source.subscriberIsDpa ? SE_SUBSCRIBER : 0, true);
+    run.objects.setState(index, ObjState.STARTED);
+    const reg: EventReg = { index, handle: run.objects.handle(ObjKind.SYNC_EVENT, index), source };
+    run.events.set(owner, reg);
     if (source.subscriberIsDpa) {
       try {
-        subscribe(this, r, reg, call);
+        subscribe(this, run, reg, call);
       } catch (err) {
-        r.events.delete(owner);
-        r.objects.release(index);
+        run.events.delete(owner);
+        run.objects.release(index);
         throw err;
       }
     }
@@ -375,37 +375,37 @@ export class Dpa implements DpaEventTarget {
 
   /** @internal the event is destroyed: its handle stops working, its waiter entry is given back. */
   _syncEventGone(owner: object): void {
-    const r = this.current;
-    const reg = r?.events.get(owner);
-    if (!r || !reg) return;
+    const run = this.current;
+    const reg = run?.events.get(owner);
+    if (!run || !reg) return;
     reg.waiters?.release();
     reg.waiters?.close();
-    r.objects.release(reg.index);
-    r.events.delete(owner);
+    run.objects.release(reg.index);
+    run.events.delete(owner);
     // Launches gated on it can never start: their slots are freed (and logged), not held for ever.
-    for (let slot = 0; slot < r.layout.dims.launches; slot++) {
-      const base = r.layout.launch(slot);
-      if (Atomics.load(r.view.i32, (base + LAUNCH.STATE) / 4) === LaunchState.GATED && r.view.view.getInt32(base + LAUNCH.WAIT_EVENT, true) === reg.index) dropLaunch(r.view, slot, 'its wait event was destroyed');
+    for (let slot = 0; slot < run.layout.dims.launches; slot++) {
+      const base = run.layout.launch(slot);
+      if (Atomics.load(run.tables.i32, (base + LAUNCH.STATE) / 4) === LaunchState.GATED && run.tables.view.getInt32(base + LAUNCH.WAIT_EVENT, true) === reg.index) dropLaunch(run.tables, slot, 'its wait event was destroyed');
     }
     // Waits posted on it are dropped by the unit that watched it, when it looks (gated.ts).
-    r.view.sched.ringEu(reg.index % r.layout.dims.eus, BIT_EVENT);
+    run.tables.sched.ringEu(reg.index % run.layout.dims.eus, BIT_EVENT);
   }
 
   /** @internal `SyncEventRemoteNet.getDpaHandle`. */
   _remoteNetHandle(owner: object, call: string): bigint {
-    const r = this._running(call);
-    let index = r.remoteNets.get(owner);
+    const run = this._running(call);
+    let index = run.remoteNets.get(owner);
     if (index === undefined) {
-      index = r.objects.allocate(ObjKind.REMOTE_NET_EVENT, call);
-      r.objects.setState(index, ObjState.STARTED);
-      r.remoteNets.set(owner, index);
+      index = run.objects.allocate(ObjKind.REMOTE_NET_EVENT, call);
+      run.objects.setState(index, ObjState.STARTED);
+      run.remoteNets.set(owner, index);
     }
-    return r.objects.handle(ObjKind.REMOTE_NET_EVENT, index);
+    return run.objects.handle(ObjKind.REMOTE_NET_EVENT, index);
   }
 
   /** @internal the reference to EU `e`'s bell with bit `bit` (for waiter tables and MsgQ entries). */
-  _euBell(r: DpaRun, e: number, bit: number, call: string): { segment: Segment['descriptor']; bit: number } {
-    const ref = readBellRef(r.segment, r.layout.eu(e) + EU.BELL, call);
+  _euBell(run: DpaRun, e: number, bit: number, call: string): { segment: Segment['descriptor']; bit: number } {
+    const ref = readBellRef(run.segment, run.layout.eu(e) + EU.BELL, call);
     if (!ref) throw new DocaError('DRIVER', call, `execution unit ${e} has no doorbell`);
     return { segment: ref.segment, bit };
   }
@@ -437,8 +437,8 @@ export class Dpa implements DpaEventTarget {
     const bell = new OwnerBell();
     made.push(() => bell.close());
     publishBellRef(segment, H.OWNER_BELL, bell.ref);
-    const view = new DpaView(segment, layout, tag);
-    made.push(() => view.sched.close());
+    const tables = new DpaTables(segment, layout, tag);
+    made.push(() => tables.sched.close());
     const devLog = logRegisterSource(`DPA::${app.getName()}`);
     const pool: EuPool = new EuPool({
       segment,
@@ -449,7 +449,7 @@ export class Dpa implements DpaEventTarget {
       app: app.url,
       dev: spec.pci.toString(),
       bell,
-      sched: view.sched,
+      sched: tables.sched,
       maxRunMs: this.caps.kernelMaxRunTimeMs,
       stats: statsFor(this.dev.fabric.dir)?.segment.descriptor,
       onLog: (level, text) => devLog.log(level as LogLevel, text),
@@ -465,7 +465,7 @@ export class Dpa implements DpaEventTarget {
       segment,
       layout,
       tag,
-      view,
+      tables,
       objects,
       pool,
       bell,
@@ -483,30 +483,30 @@ export class Dpa implements DpaEventTarget {
 
   /** Ends a start: the workers, the waiter entries, the segments, the DPU slot. */
   private teardown(): void {
-    const r = this.current;
-    if (!r) return;
+    const run = this.current;
+    if (!run) return;
     this.current = undefined;
-    r.pool.stop();
-    this.failPending(r, `${this.name} stopped before the call finished`);
-    for (const reg of r.events.values()) {
+    run.pool.stop();
+    this.failPending(run, `${this.name} stopped before the call finished`);
+    for (const reg of run.events.values()) {
       reg.waiters?.release();
       reg.waiters?.close();
     }
-    r.view.sched.close();
-    r.bell.close();
-    r.heap.close();
-    r.segment.close();
-    r.lock.close();
-    releaseHandleTag(r.tag);
+    run.tables.sched.close();
+    run.bell.close();
+    run.heap.close();
+    run.segment.close();
+    run.lock.close();
+    releaseHandleTag(run.tag);
   }
 
   /** RPC promises still waiting fail (DRIVER): the DPA failed or stopped under them. */
-  private failPending(r: DpaRun, why: string): void {
-    for (const [slot, settle] of r.pending) {
-      r.pending.delete(slot);
+  private failPending(run: DpaRun, why: string): void {
+    for (const [slot, settle] of run.pending) {
+      run.pending.delete(slot);
       settle(new DocaError('DRIVER', 'doca_dpa_rpc', why));
     }
-    r.bell.watch(false);
+    run.bell.watch(false);
   }
 
   private alive(call: string): void {

@@ -101,16 +101,16 @@ export class EuPool {
   private stopped = false;
   private nextLiveness = 0;
 
-  constructor(private readonly o: EuPoolOptions) {
-    this.view = new DataView(o.segment.u8.buffer);
+  constructor(private readonly options: EuPoolOptions) {
+    this.view = new DataView(options.segment.u8.buffer);
   }
 
   /** Starts every EU and waits until each has loaded the application; throws (and cleans up) otherwise. */
   start(call: string): void {
-    const eus = this.o.layout.dims.eus;
+    const eus = this.options.layout.dims.eus;
     for (let index = 0; index < eus; index++) {
       const { port1, port2 } = new MessageChannel();
-      const data: EuData = { dpa: this.o.segment.descriptor, heap: this.o.heap, maps: this.o.maps, stats: this.o.stats, eu: index, app: this.o.app, dev: this.o.dev, heapBase: this.o.heapBase, port: port2 };
+      const data: EuData = { dpa: this.options.segment.descriptor, heap: this.options.heap, maps: this.options.maps, stats: this.options.stats, eu: index, app: this.options.app, dev: this.options.dev, heapBase: this.options.heapBase, port: port2 };
       const worker = new Worker(WORKER, { workerData: { softdpuEu: data }, transferList: [port2] });
       worker.unref();
       const unit: Unit = { index, worker, port: port1, exited: new Promise((resolve) => worker.once('exit', resolve)), thread: undefined, ended: undefined, seen: undefined };
@@ -120,18 +120,18 @@ export class EuPool {
     }
     const up = () => {
       this.drain();
-      return this.reported !== undefined || Atomics.load(this.o.segment.i32, H.EUS_UP / 4) === eus;
+      return this.reported !== undefined || Atomics.load(this.options.segment.i32, H.EUS_UP / 4) === eus;
     };
-    const loaded = this.o.bell.waitSync(up, START_TIMEOUT_MS, SLICE_MS, () => {});
+    const loaded = this.options.bell.waitSync(up, START_TIMEOUT_MS, SLICE_MS, () => {});
     // An EU posts its 'ready' (with the function names) before it counts itself up: the last count may
     // have been seen after the last look at the ports, so look once more.
     this.drain();
-    const failure = loaded ? this.reported : `the execution units did not load ${this.o.app} within ${START_TIMEOUT_MS} ms`;
+    const failure = loaded ? this.reported : `the execution units did not load ${this.options.app} within ${START_TIMEOUT_MS} ms`;
     if (failure !== undefined) {
       this.stop();
       throw new DocaError('INITIALIZATION', call, `cannot run the DPA application: ${failure}`);
     }
-    Atomics.store(this.o.segment.i32, H.STATE / 4, DpaState.RUNNING);
+    Atomics.store(this.options.segment.i32, H.STATE / 4, DpaState.RUNNING);
     for (const unit of this.units) {
       unit.port.on('message', (m: EuMessage) => {
         this.take(unit, m);
@@ -139,7 +139,7 @@ export class EuPool {
       });
       unit.port.unref();
     }
-    const cadence = Math.min(1000, Math.max(10, this.o.maxRunMs / 4));
+    const cadence = Math.min(1000, Math.max(10, this.options.maxRunMs / 4));
     this.watchdog = setInterval(() => this.check(), cadence);
     this.watchdog.unref();
     running.add(this);
@@ -152,7 +152,7 @@ export class EuPool {
   /** The thread is exiting with this pool running: asks every EU to leave at once, waiting for nothing. */
   abandon(): void {
     if (this.stopped) return;
-    const i32 = this.o.segment.i32;
+    const i32 = this.options.segment.i32;
     if (Atomics.load(i32, H.STATE / 4) !== DpaState.FATAL) Atomics.store(i32, H.STATE / 4, DpaState.STOPPING);
     this.ringAll();
   }
@@ -165,7 +165,7 @@ export class EuPool {
     if (this.fatalReason !== undefined || this.stopped) return this.fatalReason;
     // The ports and the units' threads are looked at every LIVENESS_MS (the loop's message events
     // deliver in between), and at once when a unit says the DPA is fatal.
-    const fatalWord = Atomics.load(this.o.segment.i32, H.STATE / 4) === DpaState.FATAL;
+    const fatalWord = Atomics.load(this.options.segment.i32, H.STATE / 4) === DpaState.FATAL;
     const now = performance.now();
     if (fatalWord || now >= this.nextLiveness) {
       this.nextLiveness = now + LIVENESS_MS;
@@ -187,7 +187,7 @@ export class EuPool {
 
   /** Blocks (bounded) until `done()`, the watchdog running between slices; the fatal reason if the DPA died. */
   waitSync(done: () => boolean, timeoutMs: number): boolean {
-    return this.o.bell.waitSync(() => done() || this.check() !== undefined, timeoutMs, SLICE_MS, () => this.check());
+    return this.options.bell.waitSync(() => done() || this.check() !== undefined, timeoutMs, SLICE_MS, () => this.check());
   }
 
   /** Asks every EU to leave (the caller set the state), waits a bounded time, then terminates the workers. */
@@ -196,7 +196,7 @@ export class EuPool {
     this.stopped = true;
     running.delete(this);
     clearInterval(this.watchdog);
-    const i32 = this.o.segment.i32;
+    const i32 = this.options.segment.i32;
     if (Atomics.load(i32, H.STATE / 4) !== DpaState.FATAL) Atomics.store(i32, H.STATE / 4, DpaState.STOPPING);
     this.ringAll();
     // A fatal DPA's stuck units never leave by themselves: terminating them is what stops them. Nor do
@@ -206,7 +206,7 @@ export class EuPool {
       this.drain();
       return Atomics.load(i32, H.EUS_UP / 4) <= 0 || this.units.every((unit) => this.left(unit) || unit.ended !== undefined || (unit.thread !== undefined && !isAlive(unit.thread)) || this.stuck(unit));
     };
-    this.o.bell.waitSync(done, grace, SLICE_MS, () => this.ringAll());
+    this.options.bell.waitSync(done, grace, SLICE_MS, () => this.ringAll());
     for (const unit of this.units) {
       // An EU that left closes its segments and exits by itself; one that did not is stuck (in DPA code
       // that never returns), dead, or never came up: terminating it is what stops it. A terminated worker
@@ -225,18 +225,18 @@ export class EuPool {
 
   /** Whether unit `unit` runs a DPA thread that was destroyed (its stop timed out): it does not come back. */
   private stuck(unit: Unit): boolean {
-    const work = Atomics.load(this.o.segment.i32, (this.o.layout.eu(unit.index) + EU.RUNNING) / 4);
+    const work = Atomics.load(this.options.segment.i32, (this.options.layout.eu(unit.index) + EU.RUNNING) / 4);
     const index = work & 0xffffff;
-    return work >>> 24 === WorkKind.THREAD && index < this.o.layout.dims.objects && Atomics.load(this.o.segment.i32, (this.o.layout.object(index) + OBJ.STATE) / 4) === ObjState.FREE;
+    return work >>> 24 === WorkKind.THREAD && index < this.options.layout.dims.objects && Atomics.load(this.options.segment.i32, (this.options.layout.object(index) + OBJ.STATE) / 4) === ObjState.FREE;
   }
 
   /** Whether unit `unit` said it let go of everything (its word; a wrong one only delays its termination). */
   private left(unit: Unit): boolean {
-    return Atomics.load(this.o.segment.i32, (this.o.layout.eu(unit.index) + EU.LEFT) / 4) === 1;
+    return Atomics.load(this.options.segment.i32, (this.options.layout.eu(unit.index) + EU.LEFT) / 4) === 1;
   }
 
   private ringAll(): void {
-    for (let e = 0; e < this.o.layout.dims.eus; e++) this.o.sched.ringEu(e, BIT_READY);
+    for (let e = 0; e < this.options.layout.dims.eus; e++) this.options.sched.ringEu(e, BIT_READY);
   }
 
   /** A worker event said unit `unit` ended: while the DPA runs, that is a crash of the DPA. */
@@ -247,20 +247,20 @@ export class EuPool {
 
   /** Unit `unit` ended while the DPA ran: the DPA is fatal, naming it, why and what it ran. */
   private crash(unit: Unit): string | undefined {
-    const i32 = this.o.segment.i32;
+    const i32 = this.options.segment.i32;
     // Nobody is to ring a unit that is gone as if it slept.
     Atomics.and(i32, H.IDLE / 4, ~(1 << unit.index));
-    const work = Atomics.load(i32, (this.o.layout.eu(unit.index) + EU.RUNNING) / 4);
+    const work = Atomics.load(i32, (this.options.layout.eu(unit.index) + EU.RUNNING) / 4);
     this.fatal(`worker of execution unit ${unit.index} ${unit.ended}${describeWork(work)}`);
     return this.fatalReason;
   }
 
   /** The watchdog: the first kernel instance or RPC call past the kernel max run time makes the DPA fatal. */
   private overrun(): string | undefined {
-    const i32 = this.o.segment.i32;
+    const i32 = this.options.segment.i32;
     const now = performance.timeOrigin + performance.now();
     for (const unit of this.units) {
-      const at = this.o.layout.eu(unit.index);
+      const at = this.options.layout.eu(unit.index);
       const work = Atomics.load(i32, (at + EU.RUNNING) / 4);
       const kind = work >>> 24;
       if (kind !== WorkKind.LAUNCH && kind !== WorkKind.RPC) {
@@ -272,8 +272,8 @@ export class EuPool {
       // The unit's word for when the run began, if it can be true; else when the owner first saw the run.
       const began = Number.isFinite(start) && start <= now ? Math.min(start, unit.seen.at) : unit.seen.at;
       const ms = now - began;
-      if (ms > this.o.maxRunMs) {
-        this.fatal(`${kind === WorkKind.LAUNCH ? 'a kernel' : 'an RPC'} ran ${Math.round(ms)} ms on execution unit ${unit.index}, past the kernel max run time of ${this.o.maxRunMs} ms`);
+      if (ms > this.options.maxRunMs) {
+        this.fatal(`${kind === WorkKind.LAUNCH ? 'a kernel' : 'an RPC'} ran ${Math.round(ms)} ms on execution unit ${unit.index}, past the kernel max run time of ${this.options.maxRunMs} ms`);
         break;
       }
     }
@@ -284,9 +284,9 @@ export class EuPool {
     // After a stop the segment is gone, and a worker failing as it is terminated is no news.
     if (this.fatalReason !== undefined || this.stopped) return;
     this.fatalReason = reason;
-    Atomics.store(this.o.segment.i32, H.STATE / 4, DpaState.FATAL);
+    Atomics.store(this.options.segment.i32, H.STATE / 4, DpaState.FATAL);
     this.stop();
-    this.o.onFatal(reason);
+    this.options.onFatal(reason);
   }
 
   /** Takes the messages waiting on the ports (read here while the owner's thread blocks, from its loop otherwise). */
@@ -304,12 +304,12 @@ export class EuPool {
         unit.thread = msg.thread;
         return;
       case 'log':
-        return this.o.onLog(msg.level, msg.text);
+        return this.options.onLog(msg.level, msg.text);
       case 'exit':
         unit.ended ??= `exited with code ${msg.code}`;
         return;
       case 'fatal':
-        if (msg.stack) this.o.onLog(30, `DPA code failed: ${msg.stack}`);
+        if (msg.stack) this.options.onLog(30, `DPA code failed: ${msg.stack}`);
         this.reported ??= msg.message;
         return;
       case 'error':

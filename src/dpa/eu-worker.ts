@@ -15,7 +15,7 @@ import { DpaMapReader } from '../core/dpa-maps.js';
 import { BellState, Bell, publishBellRef } from '../fabric/doorbell.js';
 import { livenessTick, selfThread, type ThreadIdentity } from '../fabric/liveness.js';
 import { Segment, type SegmentDescriptor } from '../fabric/segment.js';
-import { counterOffset, STATS_SLOTS } from '../fabric/stats.js';
+import { Counter, counterOffset, STATS_SLOTS } from '../fabric/stats.js';
 import { native } from '../native/load.js';
 import { WaitResult } from '../native/native.js';
 import { setActivationTimer } from './cq.js';
@@ -25,7 +25,7 @@ import { DpaEvents } from './events.js';
 import { checkAll } from './gated.js';
 import { BIT_CONSUMER, BIT_EVENT, CompOp, DpaState, EU, H, LAUNCH, LaunchState, OBJ, ObjKind, readDpaLayout, RPC, RpcState, WorkKind } from './layout.js';
 import { THREAD, ThreadState } from './objects.js';
-import { DpaView } from './view.js';
+import { DpaTables } from './tables.js';
 
 /** What the owner passes each EU (eu-pool.ts). */
 export interface EuData {
@@ -64,16 +64,16 @@ class Unit {
   private readonly args: bigint[] = [];
 
   constructor(
-    private readonly e: Eu,
+    private readonly eu: Eu,
     private readonly port: MessagePort,
     /** The owner's stats segment as f64s: a DPA thread's record counts its runs (objects.ts THREAD.STATS). */
     private readonly stats: Float64Array | undefined,
   ) {
-    this.me = 1 << e.index;
+    this.me = 1 << eu.index;
     // Bits: ready work, events, then one per object (a consumer's queue filled); Bell hands out in order.
-    this.bell = new Bell(Math.ceil((BIT_CONSUMER + e.dpa.layout.dims.objects) / 32) * 32);
+    this.bell = new Bell(Math.ceil((BIT_CONSUMER + eu.dpa.layout.dims.objects) / 32) * 32);
     for (let bit = 0; bit < this.bell.capacity; bit++) this.bell.allocate('doca_dpa_start');
-    publishBellRef(e.dpa.segment, e.dpa.layout.eu(e.index) + EU.BELL, this.bell.ref(0));
+    publishBellRef(eu.dpa.segment, eu.dpa.layout.eu(eu.index) + EU.BELL, this.bell.ref(0));
   }
 
   async load(url: string): Promise<boolean> {
@@ -82,19 +82,19 @@ class Unit {
       app = (await import(url)) as Record<string, unknown>;
     } catch (err) {
       this.port.postMessage({ type: 'error', message: describe(err) } satisfies EuMessage);
-      this.e.dpa.sched.ringOwner();
+      this.eu.dpa.sched.ringOwner();
       return false;
     }
     const names = Object.keys(app).filter((k) => typeof app[k] === 'function').sort();
     this.fns = names.map((k) => app[k] as (...args: bigint[]) => unknown);
     this.port.postMessage({ type: 'ready', names, thread: selfThread } satisfies EuMessage);
-    Atomics.add(this.e.dpa.i32, H.EUS_UP / 4, 1);
-    this.e.dpa.sched.ringOwner();
+    Atomics.add(this.eu.dpa.i32, H.EUS_UP / 4, 1);
+    this.eu.dpa.sched.ringOwner();
     return true;
   }
 
   loop(): void {
-    const i32 = this.e.dpa.i32;
+    const i32 = this.eu.dpa.i32;
     // Activations a fault plan delays (dpa/cq.ts) wait here: this loop never yields to the event loop's timers.
     setActivationTimer((deliver, ms) => this.later.push({ due: performance.now() + ms, deliver }));
     // STARTING: the other EUs are still loading; there is no work yet, but there will be.
@@ -133,17 +133,17 @@ class Unit {
   }
 
   close(): void {
-    closeComch(this.e);
+    closeComch(this.eu);
     this.bell.close();
-    this.e.events.close();
-    this.e.maps.close();
+    this.eu.events.close();
+    this.eu.maps.close();
     // The owner terminates only the EUs that have not left: one terminated while it still holds a
     // peer's bell would leak that bell's fd (fds belong to the process, not to the worker).
-    const i32 = this.e.dpa.i32;
-    Atomics.store(i32, (this.e.dpa.layout.eu(this.e.index) + EU.LEFT) / 4, 1);
+    const i32 = this.eu.dpa.i32;
+    Atomics.store(i32, (this.eu.dpa.layout.eu(this.eu.index) + EU.LEFT) / 4, 1);
     Atomics.sub(i32, H.EUS_UP / 4, 1);
-    this.e.dpa.sched.ringOwner();
-    this.e.dpa.sched.close();
+    this.eu.dpa.sched.ringOwner();
+    this.eu.dpa.sched.close();
   }
 
   /**
@@ -151,7 +151,7 @@ class Unit {
    * count a fruitless scan just began with); then handles what rang.
    */
   private sleep(scanned: number): void {
-    const i32 = this.e.dpa.i32;
+    const i32 = this.eu.dpa.i32;
     Atomics.or(i32, H.IDLE / 4, this.me);
     let rung = this.bell.arm();
     if (!this.everArmed) {
@@ -171,17 +171,17 @@ class Unit {
     this.bell.harvest(this.onBit);
     // A whole slice with nothing rung: look at the consumers once, for what no bell announces (a receive
     // claimed by a producer that died before it filled it, which only a look finds).
-    if (slept) this.sweep(() => pollConsumers(this.e));
+    if (slept) this.sweep(() => pollConsumers(this.eu));
   }
 
   private readonly onBit = (bit: number): void => {
-    if (bit === BIT_EVENT) this.sweep(() => checkAll(this.e.dpa, this.e.events));
-    else if (bit >= BIT_CONSUMER) this.sweep(() => consumerRang(this.e, bit - BIT_CONSUMER));
+    if (bit === BIT_EVENT) this.sweep(() => checkAll(this.eu.dpa, this.eu.events));
+    else if (bit >= BIT_CONSUMER) this.sweep(() => consumerRang(this.eu, bit - BIT_CONSUMER));
   };
 
   private lookEverywhere(): void {
-    this.sweep(() => checkAll(this.e.dpa, this.e.events));
-    this.sweep(() => pollConsumers(this.e));
+    this.sweep(() => checkAll(this.eu.dpa, this.eu.events));
+    this.sweep(() => pollConsumers(this.eu));
   }
 
   /**
@@ -192,13 +192,13 @@ class Unit {
     try {
       look();
     } catch (err) {
-      this.e.log(30, `execution unit ${this.e.index}: ${describe(err)}`);
+      this.eu.log(30, `execution unit ${this.eu.index}: ${describe(err)}`);
     }
   }
 
   /** Takes one unit of ready work and runs it; false if none could be taken. */
   private takeAndRun(): boolean {
-    const layout = this.e.dpa.layout;
+    const layout = this.eu.dpa.layout;
     this.category = (this.category + 1) % 3;
     for (let k = 0; k < 3; k++) {
       const c = (this.category + k) % 3;
@@ -211,7 +211,7 @@ class Unit {
 
   /** Finds a set bit of the bitmap at `base` (from a rotating word) and runs it; true if one ran. */
   private scan(base: number, bits: number, run: (index: number) => boolean): boolean {
-    const i32 = this.e.dpa.i32;
+    const i32 = this.eu.dpa.i32;
     const words = Math.ceil(bits / 32);
     for (let k = 0; k < words; k++) {
       const w = (this.cursor + k) % words;
@@ -229,7 +229,7 @@ class Unit {
   }
 
   private runRpc(slot: number): boolean {
-    const dpa = this.e.dpa;
+    const dpa = this.eu.dpa;
     if (!dpa.sched.take(dpa.layout.rpcBits, slot)) return false;
     const base = dpa.layout.rpc(slot);
     if (Atomics.compareExchange(dpa.i32, (base + RPC.STATE) / 4, RpcState.READY, RpcState.RUNNING) !== RpcState.READY) return false;
@@ -251,7 +251,7 @@ class Unit {
   }
 
   private runLaunch(slot: number): boolean {
-    const dpa = this.e.dpa;
+    const dpa = this.eu.dpa;
     const base = dpa.layout.launch(slot);
     const i32 = dpa.i32;
     const generation = Atomics.load(i32, (base + LAUNCH.GEN) / 4);
@@ -277,31 +277,31 @@ class Unit {
 
   /** The last instance of a kernel finished: set or add on the completion event, free the slot. */
   private finishLaunch(slot: number): void {
-    const dpa = this.e.dpa;
+    const dpa = this.eu.dpa;
     const base = dpa.layout.launch(slot);
     const op = dpa.view.getUint32(base + LAUNCH.COMP_OP, true);
     const event = dpa.view.getInt32(base + LAUNCH.COMP_EVENT, true);
     if (op !== CompOp.NONE && dpa.live(event, dpa.view.getInt32(base + LAUNCH.COMP_GEN, true))) {
       const count = dpa.view.getBigUint64(base + LAUNCH.COMP_COUNT, true);
       try {
-        if (op === CompOp.SET) this.e.events.set(event, count, 'doca_dpa_kernel_launch_update_set');
-        else this.e.events.add(event, count, 'doca_dpa_kernel_launch_update_add');
+        if (op === CompOp.SET) this.eu.events.set(event, count, 'doca_dpa_kernel_launch_update_set');
+        else this.eu.events.add(event, count, 'doca_dpa_kernel_launch_update_add');
       } catch (err) {
-        this.e.log(30, `kernel launch ${slot}: cannot update its completion event: ${(err as Error).message}`);
+        this.eu.log(30, `kernel launch ${slot}: cannot update its completion event: ${(err as Error).message}`);
       }
     }
     Atomics.store(dpa.i32, (base + LAUNCH.STATE) / 4, LaunchState.FREE);
   }
 
   private runThread(index: number): boolean {
-    const dpa = this.e.dpa;
+    const dpa = this.eu.dpa;
     if (!dpa.sched.take(dpa.layout.objectBits, index)) return false;
     const at = dpa.at(index, OBJ.STATE) / 4;
     if (dpa.u32(index, OBJ.KIND) !== ObjKind.THREAD) return false; // a bit set for what is no thread
     if (Atomics.compareExchange(dpa.i32, at, ThreadState.QUEUED, ThreadState.RUNNING) !== ThreadState.QUEUED) return false;
     // One run of a thread at a time, ordered by its state word: its record has one writer at a time.
     const stat = dpa.u32(index, THREAD.STATS);
-    if (stat !== 0 && stat <= STATS_SLOTS && this.stats) this.stats[counterOffset(stat - 1, 0) / 8]!++;
+    if (stat !== 0 && stat <= STATS_SLOTS && this.stats) this.stats[counterOffset(stat - 1, Counter.DPA_THREAD.ACTIVATIONS) / 8]!++;
     const fn = this.fn(dpa.u32(index, THREAD.FUNC));
     const work: Work = { kind: WorkKind.THREAD, index, rank: 0, threads: 1, local: dpa.view.getBigUint64(dpa.at(index, THREAD.LOCAL), true), finished: false };
     this.args.length = 1;
@@ -314,7 +314,7 @@ class Unit {
 
   /** A run of thread `index` ended: IDLE (or QUEUED again, FINISHED, STOPPED), by its state word. */
   private afterRun(index: number, finished: boolean): void {
-    const dpa = this.e.dpa;
+    const dpa = this.eu.dpa;
     const at = dpa.at(index, OBJ.STATE) / 4;
     for (;;) {
       const s = Atomics.load(dpa.i32, at);
@@ -334,7 +334,7 @@ class Unit {
 
   /** The EU runs nothing (the EU table's word, which the watchdog and the owner's object table read). */
   private idle(): void {
-    Atomics.store(this.e.dpa.i32, (this.e.dpa.layout.eu(this.e.index) + EU.RUNNING) / 4, 0);
+    Atomics.store(this.eu.dpa.i32, (this.eu.dpa.layout.eu(this.eu.index) + EU.RUNNING) / 4, 0);
   }
 
   /**
@@ -343,15 +343,15 @@ class Unit {
    * undefined when the run failed (the DPA then enters its fatal state).
    */
   private run(work: Work, fn: ((...args: bigint[]) => unknown) | undefined, args: bigint[]): { value: unknown } | undefined {
-    const dpa = this.e.dpa;
-    const eu = dpa.layout.eu(this.e.index);
+    const dpa = this.eu.dpa;
+    const entry = dpa.layout.eu(this.eu.index);
     if (!fn) {
       this.fatal('the owner asked for a function index the application does not have');
       return undefined;
     }
-    dpa.view.setFloat64(eu + EU.RUN_START, now(), true);
-    Atomics.store(dpa.i32, (eu + EU.RUNNING) / 4, (work.kind << 24) | work.index);
-    this.e.work = work;
+    dpa.view.setFloat64(entry + EU.RUN_START, now(), true);
+    Atomics.store(dpa.i32, (entry + EU.RUNNING) / 4, (work.kind << 24) | work.index);
+    this.eu.work = work;
     // Work left behind (the other ranks of this kernel, work queued behind this run) must not wait for
     // this run: one activation woke one EU, so this EU passes the wake-up on to an idle one.
     if (Atomics.load(dpa.i32, H.READY / 4) !== 0) dpa.sched.wakeOne();
@@ -363,9 +363,9 @@ class Unit {
       this.fatal(describe(err), (err as Error)?.stack);
       return undefined;
     } finally {
-      this.e.work = undefined;
+      this.eu.work = undefined;
       dpa.sched.selfServing = true;
-      sweepImm(this.e);
+      sweepImm(this.eu);
     }
   }
 
@@ -374,7 +374,7 @@ class Unit {
   }
 
   private readArgs(at: number, n: number): bigint[] {
-    const v = this.e.dpa.view;
+    const v = this.eu.dpa.view;
     const args = new Array<bigint>(Math.min(n, 16));
     for (let i = 0; i < args.length; i++) args[i] = v.getBigUint64(at + i * 8, true);
     return args;
@@ -382,10 +382,10 @@ class Unit {
 
   /** DPA code failed: the DPA enters its fatal state (as a crash on the DPA does); every EU leaves. */
   private fatal(message: string, stack?: string): void {
-    const dpa = this.e.dpa;
+    const dpa = this.eu.dpa;
     this.port.postMessage({ type: 'fatal', message, ...(stack ? { stack } : {}) } satisfies EuMessage);
     if (Atomics.compareExchange(dpa.i32, H.STATE / 4, DpaState.RUNNING, DpaState.FATAL) !== DpaState.RUNNING) return;
-    for (let e = 0; e < dpa.layout.dims.eus; e++) if (e !== this.e.index) dpa.sched.ringEu(e, 0);
+    for (let e = 0; e < dpa.layout.dims.eus; e++) if (e !== this.eu.index) dpa.sched.ringEu(e, 0);
     dpa.sched.ringOwner();
   }
 }
@@ -424,7 +424,7 @@ export async function runEu(data: EuData): Promise<void> {
     segment.close();
     return;
   }
-  const dpa = new DpaView(segment, read.layout, read.tag);
+  const dpa = new DpaTables(segment, read.layout, read.tag);
   dpa.sched.selfServing = true;
   const port = data.port;
   const logLevel = () => new DataView(segment.u8.buffer).getUint32(H.LOG_LEVEL, true);

@@ -9,7 +9,7 @@ import { decodeDescriptor, Segment } from '../fabric/segment.js';
 import { SE_LIVE, SE_STATE, Waiters } from '../sync-event/layout.js';
 import { OBJ } from './layout.js';
 import { SYNC_EVENT } from './objects.js';
-import type { DpaView } from './view.js';
+import type { DpaTables } from './tables.js';
 
 interface Opened {
   generation: number;
@@ -23,42 +23,42 @@ interface Opened {
 export class DpaEvents {
   private readonly opened = new Map<number, Opened>();
 
-  constructor(private readonly dpa: DpaView) {}
+  constructor(private readonly dpa: DpaTables) {}
 
   /** Event object `index`, mapped (once per generation); throws for one that cannot be used. */
   open(index: number, call: string): Opened {
     const generation = this.dpa.load(index, OBJ.GEN);
-    let e = this.opened.get(index);
-    if (e && e.generation !== generation) {
-      this.forget(index, e);
-      e = undefined;
+    let event = this.opened.get(index);
+    if (event && event.generation !== generation) {
+      this.forget(index, event);
+      event = undefined;
     }
-    if (!e) e = this.map(index, generation, call);
-    if (Atomics.load(e.control.i32, SE_STATE / 4) !== SE_LIVE) throw new DocaError('BAD_STATE', call, 'the sync event was destroyed by its creator');
-    return e;
+    if (!event) event = this.map(index, generation, call);
+    if (Atomics.load(event.control.i32, SE_STATE / 4) !== SE_LIVE) throw new DocaError('BAD_STATE', call, 'the sync event was destroyed by its creator');
+    return event;
   }
 
   get(index: number, call: string): bigint {
-    const e = this.open(index, call);
-    return Atomics.load(e.values, e.index);
+    const event = this.open(index, call);
+    return Atomics.load(event.values, event.index);
   }
 
   set(index: number, value: bigint, call: string): void {
-    const e = this.open(index, call);
-    Atomics.store(e.values, e.index, value);
-    e.waiters.ringIfWaiting();
+    const event = this.open(index, call);
+    Atomics.store(event.values, event.index, value);
+    event.waiters.ringIfWaiting();
   }
 
   add(index: number, value: bigint, call: string): bigint {
-    const e = this.open(index, call);
-    const before = Atomics.add(e.values, e.index, value);
-    e.waiters.ringIfWaiting();
+    const event = this.open(index, call);
+    const before = Atomics.add(event.values, event.index, value);
+    event.waiters.ringIfWaiting();
     return before;
   }
 
   /** Unmaps everything (the EU leaves). */
   close(): void {
-    for (const [index, e] of this.opened) this.forget(index, e);
+    for (const [index, event] of this.opened) this.forget(index, event);
   }
 
   private map(index: number, generation: number, call: string): Opened {
@@ -73,9 +73,9 @@ export class DpaEvents {
       if (!Number.isInteger(offset) || offset % 8 !== 0 || offset < 64 || offset + 8 > value.size) {
         throw new DocaError('INVALID_VALUE', call, `the event's counter offset ${offset} does not fit its ${value.size}-byte segment`);
       }
-      const e: Opened = { generation, control, value, values: new BigUint64Array(value.u8.buffer), index: offset / 8, waiters: new Waiters(control) };
-      this.opened.set(index, e);
-      return e;
+      const event: Opened = { generation, control, value, values: new BigUint64Array(value.u8.buffer), index: offset / 8, waiters: new Waiters(control) };
+      this.opened.set(index, event);
+      return event;
     } catch (err) {
       if (value !== control) value.close();
       control.close();
@@ -83,10 +83,10 @@ export class DpaEvents {
     }
   }
 
-  private forget(index: number, e: Opened): void {
+  private forget(index: number, event: Opened): void {
     this.opened.delete(index);
-    e.waiters.close();
-    if (e.value !== e.control) e.value.close();
-    e.control.close();
+    event.waiters.close();
+    if (event.value !== event.control) event.value.close();
+    event.control.close();
   }
 }

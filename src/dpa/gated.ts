@@ -10,11 +10,11 @@ import { CompletionType, postCqe } from './cq.js';
 import type { DpaEvents } from './events.js';
 import { H, LAUNCH, LaunchState, OBJ, ObjKind } from './layout.js';
 import { ASYNC_OPS, MAX_QUEUE, ObjState, WAIT_SIZE, WaitOp } from './objects.js';
-import type { DpaView } from './view.js';
+import type { DpaTables } from './tables.js';
 
 
 /** Releases launch slot `slot` if its wait event reached the threshold; true if it did. */
-export function checkLaunch(dpa: DpaView, events: DpaEvents, slot: number): boolean {
+export function checkLaunch(dpa: DpaTables, events: DpaEvents, slot: number): boolean {
   const base = dpa.layout.launch(slot);
   if (Atomics.load(dpa.i32, (base + LAUNCH.STATE) / 4) !== LaunchState.GATED) return false;
   const index = dpa.view.getInt32(base + LAUNCH.WAIT_EVENT, true);
@@ -37,7 +37,7 @@ export function checkLaunch(dpa: DpaView, events: DpaEvents, slot: number): bool
  * A gated launch that can never start (its wait event was destroyed, or cannot be read): its slot is
  * freed and the DOCA log says which kernel will not run, rather than holding the slot for ever.
  */
-export function dropLaunch(dpa: DpaView, slot: number, why: string): void {
+export function dropLaunch(dpa: DpaTables, slot: number, why: string): void {
   if (Atomics.compareExchange(dpa.i32, (dpa.layout.launch(slot) + LAUNCH.STATE) / 4, LaunchState.GATED, LaunchState.FREE) !== LaunchState.GATED) return;
   Atomics.sub(dpa.i32, H.GATED / 4, 1);
   dpa.report(`kernel launch ${slot}: ${why}; the kernel will not run, and its completion event is not updated`);
@@ -47,7 +47,7 @@ export function dropLaunch(dpa: DpaView, slot: number, why: string): void {
  * The wait list of async ops `ops` (its size and byte offset), checked as the completion rings are:
  * UNEXPECTED for a size that no async ops has or a list outside the arena; the async ops is then ended.
  */
-export function waitList(dpa: DpaView, ops: number, call: string): { size: number; list: number } {
+export function waitList(dpa: DpaTables, ops: number, call: string): { size: number; list: number } {
   try {
     dpa.checkFault(ops, call);
     const size = dpa.u32(ops, ASYNC_OPS.SIZE);
@@ -60,7 +60,7 @@ export function waitList(dpa: DpaView, ops: number, call: string): { size: numbe
 }
 
 /** Completes the waits posted on async ops `ops` whose condition holds. */
-export function checkWaits(dpa: DpaView, events: DpaEvents, ops: number): void {
+export function checkWaits(dpa: DpaTables, events: DpaEvents, ops: number): void {
   const word = dpa.layout.waitBits / 4 + (ops >>> 5);
   const mask = 1 << (ops & 31);
   // Cleared before the look and set again if waits remain: a poster stores its wait, then sets the bit.
@@ -99,7 +99,7 @@ export function checkWaits(dpa: DpaView, events: DpaEvents, ops: number): void {
  * Posts the completion of a wait on its async ops' completion queue (which may activate a thread); false
  * if the queue is full, and then the wait stays posted.
  */
-function complete(dpa: DpaView, ops: number, at: number): boolean {
+function complete(dpa: DpaTables, ops: number, at: number): boolean {
   const cq = dpa.load(ops, ASYNC_OPS.COMPLETION) - 1;
   if (cq < 0 || !dpa.live(cq, dpa.load(ops, ASYNC_OPS.COMPLETION_GEN))) return true;
   try {
@@ -113,7 +113,7 @@ function complete(dpa: DpaView, ops: number, at: number): boolean {
 }
 
 /** Looks at everything that waits for an event (an EU was rung with BIT_EVENT, or first arms its bell). */
-export function checkAll(dpa: DpaView, events: DpaEvents): void {
+export function checkAll(dpa: DpaTables, events: DpaEvents): void {
   if (Atomics.load(dpa.i32, H.GATED / 4) > 0) for (let slot = 0; slot < dpa.layout.dims.launches; slot++) checkLaunch(dpa, events, slot);
   const words = Math.ceil(dpa.layout.dims.objects / 32);
   for (let w = 0; w < words; w++) {

@@ -13,6 +13,7 @@
  * RPC_QUEUE_MS (every EU stuck in a polling thread, say) fails with TIME_OUT instead of waiting forever.
  */
 import { DocaError, describeValue } from '../core/error.js';
+import { Counter } from '../fabric/stats.js';
 import { SyncEvent } from '../sync-event/sync-event.js';
 import { Waiters } from '../sync-event/layout.js';
 import type { DpaFuncRef } from './app.js';
@@ -38,10 +39,10 @@ function argsOf(call: string, args: (bigint | number)[]): bigint[] {
 }
 
 /** Gives the DPA an entry in `reg`'s event waiter table: every update rings an EU (bit BIT_EVENT). */
-export function subscribe(dpa: Dpa, r: DpaRun, reg: EventReg, call: string): void {
+export function subscribe(dpa: Dpa, run: DpaRun, reg: EventReg, call: string): void {
   if (reg.waiters) return;
   const waiters = new Waiters(reg.source.control);
-  const ref = dpa._euBell(r, reg.index % r.layout.dims.eus, BIT_EVENT, call);
+  const ref = dpa._euBell(run, reg.index % run.layout.dims.eus, BIT_EVENT, call);
   if (!waiters.want(true, () => ref)) {
     waiters.close();
     throw new DocaError('NO_MEMORY', call, 'the sync event already has its maximum of waiting engines');
@@ -50,10 +51,10 @@ export function subscribe(dpa: Dpa, r: DpaRun, reg: EventReg, call: string): voi
 }
 
 /** The registration of `event` with the running DPA (`getDpaHandle` checks what DOCA requires). */
-function eventReg(dpa: Dpa, r: DpaRun, event: SyncEvent, what: string, call: string): EventReg {
+function eventReg(dpa: Dpa, run: DpaRun, event: SyncEvent, what: string, call: string): EventReg {
   if (!(event instanceof SyncEvent)) throw new DocaError('INVALID_VALUE', call, `the ${what} event must be a SyncEvent, not ${describeValue(event)}`);
   event.getDpaHandle(dpa);
-  return r.events.get(event)!;
+  return run.events.get(event)!;
 }
 
 export function kernelLaunch(
@@ -68,7 +69,7 @@ export function kernelLaunch(
   func: DpaFuncRef,
   args: (bigint | number)[],
 ): void {
-  const r = dpa._running(call);
+  const run = dpa._running(call);
   if (!Number.isInteger(waitThreshold) || waitThreshold < 0 || waitThreshold > MAX_THRESHOLD) {
     throw new DocaError('INVALID_VALUE', call, `wait threshold ${describeValue(waitThreshold)} is outside [0, ${MAX_THRESHOLD}]`);
   }
@@ -76,36 +77,36 @@ export function kernelLaunch(
   if (!Number.isInteger(numThreads) || numThreads < 1 || numThreads > max) {
     throw new DocaError('INVALID_VALUE', call, `num_threads ${describeValue(numThreads)} is not in [1, ${max}] (doca_dpa_get_max_threads_per_kernel)`);
   }
-  const fn = dpa._func(r, func, call);
+  const fn = dpa._func(run, func, call);
   const values = argsOf(call, args);
   const count = u64(call, 'comp_count', compCount);
-  const wait = waitEvent == null ? undefined : eventReg(dpa, r, waitEvent, 'wait', call);
-  const comp = compEvent == null ? undefined : eventReg(dpa, r, compEvent, 'completion', call);
-  if (wait) subscribe(dpa, r, wait, call);
-  const slot = claim(r, r.layout.dims.launches, (i) => r.layout.launch(i) + LAUNCH.STATE, LaunchState.FREE, LaunchState.FILLING);
-  if (slot < 0) throw new DocaError('NO_MEMORY', call, `all ${r.layout.dims.launches} kernel launch slots of ${dpa.name} are in use`);
-  const base = r.layout.launch(slot);
-  const v = r.view.view;
-  const i32 = r.view.i32;
+  const wait = waitEvent == null ? undefined : eventReg(dpa, run, waitEvent, 'wait', call);
+  const comp = compEvent == null ? undefined : eventReg(dpa, run, compEvent, 'completion', call);
+  if (wait) subscribe(dpa, run, wait, call);
+  const slot = claim(run, run.layout.dims.launches, (i) => run.layout.launch(i) + LAUNCH.STATE, LaunchState.FREE, LaunchState.FILLING);
+  if (slot < 0) throw new DocaError('NO_MEMORY', call, `all ${run.layout.dims.launches} kernel launch slots of ${dpa.name} are in use`);
+  const base = run.layout.launch(slot);
+  const v = run.tables.view;
+  const i32 = run.tables.i32;
   v.setUint32(base + LAUNCH.FUNC, fn, true);
   v.setUint32(base + LAUNCH.NARGS, values.length, true);
   values.forEach((a, i) => v.setBigUint64(base + LAUNCH.ARGS + i * 8, a, true));
   v.setUint32(base + LAUNCH.THREADS, numThreads, true);
   v.setUint32(base + LAUNCH.COMP_OP, comp ? (op === 'set' ? CompOp.SET : CompOp.ADD) : CompOp.NONE, true);
   v.setInt32(base + LAUNCH.COMP_EVENT, comp ? comp.index : -1, true);
-  v.setInt32(base + LAUNCH.COMP_GEN, comp ? r.objects.generation(comp.index) : 0, true);
+  v.setInt32(base + LAUNCH.COMP_GEN, comp ? run.objects.generation(comp.index) : 0, true);
   v.setBigUint64(base + LAUNCH.COMP_COUNT, count, true);
   v.setInt32(base + LAUNCH.WAIT_EVENT, wait ? wait.index : -1, true);
-  v.setInt32(base + LAUNCH.WAIT_GEN, wait ? r.objects.generation(wait.index) : 0, true);
+  v.setInt32(base + LAUNCH.WAIT_GEN, wait ? run.objects.generation(wait.index) : 0, true);
   v.setUint32(base + LAUNCH.WAIT_THRESHOLD, waitThreshold, true);
   Atomics.store(i32, (base + LAUNCH.FINISHED) / 4, 0);
   const generation = Atomics.add(i32, (base + LAUNCH.GEN) / 4, 1) + 1;
   Atomics.store(i32, (base + LAUNCH.NEXT_RANK) / 4, (generation & 0xffff) << 16);
-  dpa._stat.c[1]!++;
+  dpa._stat.c[Counter.DPA.KERNELS]!++;
   const reached = () => !wait || wait.source.peek() >= BigInt(waitThreshold);
   if (reached()) {
     Atomics.store(i32, (base + LAUNCH.STATE) / 4, LaunchState.READY);
-    r.view.sched.ready(r.layout.launchBits, slot);
+    run.tables.sched.ready(run.layout.launchBits, slot);
     return;
   }
   Atomics.add(i32, H.GATED / 4, 1);
@@ -113,30 +114,30 @@ export function kernelLaunch(
   // An update before GATED was visible rang nobody for this launch: look once more.
   if (reached() && Atomics.compareExchange(i32, (base + LAUNCH.STATE) / 4, LaunchState.GATED, LaunchState.READY) === LaunchState.GATED) {
     Atomics.sub(i32, H.GATED / 4, 1);
-    r.view.sched.ready(r.layout.launchBits, slot);
+    run.tables.sched.ready(run.layout.launchBits, slot);
   }
 }
 
 /** Takes a slot whose state word is `free` (compare-and-swap to `taken`); -1 if none is. */
-function claim(r: DpaRun, slots: number, stateAt: (i: number) => number, free: number, taken: number): number {
-  for (let i = 0; i < slots; i++) if (Atomics.compareExchange(r.view.i32, stateAt(i) / 4, free, taken) === free) return i;
+function claim(run: DpaRun, slots: number, stateAt: (i: number) => number, free: number, taken: number): number {
+  for (let i = 0; i < slots; i++) if (Atomics.compareExchange(run.tables.i32, stateAt(i) / 4, free, taken) === free) return i;
   return -1;
 }
 
-function submitRpc(dpa: Dpa, r: DpaRun, func: DpaFuncRef, args: (bigint | number)[], call: string): number {
-  const fn = dpa._func(r, func, call);
+function submitRpc(dpa: Dpa, run: DpaRun, func: DpaFuncRef, args: (bigint | number)[], call: string): number {
+  const fn = dpa._func(run, func, call);
   const values = argsOf(call, args);
-  const slot = claim(r, r.layout.dims.rpcs, (i) => r.layout.rpc(i) + RPC.STATE, RpcState.FREE, RpcState.FILLING);
-  if (slot < 0) throw new DocaError('NO_MEMORY', call, `${r.layout.dims.rpcs} RPC calls of ${dpa.name} are already in flight`);
-  const base = r.layout.rpc(slot);
-  const v = r.view.view;
+  const slot = claim(run, run.layout.dims.rpcs, (i) => run.layout.rpc(i) + RPC.STATE, RpcState.FREE, RpcState.FILLING);
+  if (slot < 0) throw new DocaError('NO_MEMORY', call, `${run.layout.dims.rpcs} RPC calls of ${dpa.name} are already in flight`);
+  const base = run.layout.rpc(slot);
+  const v = run.tables.view;
   v.setUint32(base + RPC.FUNC, fn, true);
   v.setUint32(base + RPC.NARGS, values.length, true);
   values.forEach((a, i) => v.setBigUint64(base + RPC.ARGS + i * 8, a, true));
-  Atomics.add(r.view.i32, (base + RPC.GEN) / 4, 1);
-  Atomics.store(r.view.i32, (base + RPC.STATE) / 4, RpcState.READY);
-  r.view.sched.ready(r.layout.rpcBits, slot);
-  dpa._stat.c[2]!++;
+  Atomics.add(run.tables.i32, (base + RPC.GEN) / 4, 1);
+  Atomics.store(run.tables.i32, (base + RPC.STATE) / 4, RpcState.READY);
+  run.tables.sched.ready(run.layout.rpcBits, slot);
+  dpa._stat.c[Counter.DPA.RPCS]!++;
   return slot;
 }
 
@@ -144,85 +145,85 @@ function submitRpc(dpa: Dpa, r: DpaRun, func: DpaFuncRef, args: (bigint | number
  * The state of RPC slot `slot`. A word that is no RPC state (execution units write it too) means the
  * DPA's tables are corrupt: the DPA enters its fatal state, which ends every wait for the call.
  */
-function rpcState(r: DpaRun, slot: number): number {
-  const state = Atomics.load(r.view.i32, (r.layout.rpc(slot) + RPC.STATE) / 4);
-  if (state < RpcState.FILLING || state > RpcState.FAILED) r.pool.fail(`RPC slot ${slot} holds state ${state}, which no RPC call is in`);
+function rpcState(run: DpaRun, slot: number): number {
+  const state = Atomics.load(run.tables.i32, (run.layout.rpc(slot) + RPC.STATE) / 4);
+  if (state < RpcState.FILLING || state > RpcState.FAILED) run.pool.fail(`RPC slot ${slot} holds state ${state}, which no RPC call is in`);
   return state;
 }
 const finished = (s: number) => s === RpcState.DONE || s === RpcState.FAILED;
 
 /** Takes a finished call's result and frees its slot. */
-function result(dpa: Dpa, r: DpaRun, slot: number, call: string): bigint {
-  const base = r.layout.rpc(slot);
-  const state = rpcState(r, slot);
-  const value = r.view.view.getBigUint64(base + RPC.RESULT, true);
-  Atomics.store(r.view.i32, (base + RPC.STATE) / 4, RpcState.FREE);
+function result(dpa: Dpa, run: DpaRun, slot: number, call: string): bigint {
+  const base = run.layout.rpc(slot);
+  const state = rpcState(run, slot);
+  const value = run.tables.view.getBigUint64(base + RPC.RESULT, true);
+  Atomics.store(run.tables.i32, (base + RPC.STATE) / 4, RpcState.FREE);
   if (state === RpcState.FAILED) throw new DocaError('INVALID_VALUE', call, `the RPC function of ${dpa.name} returned a value that is not a u64 (a bigint or a non-negative integer)`);
   return value;
 }
 
 /** Withdraws a call no EU took yet; false if one took it meanwhile. */
-function withdraw(r: DpaRun, slot: number): boolean {
-  return Atomics.compareExchange(r.view.i32, (r.layout.rpc(slot) + RPC.STATE) / 4, RpcState.READY, RpcState.FREE) === RpcState.READY;
+function withdraw(run: DpaRun, slot: number): boolean {
+  return Atomics.compareExchange(run.tables.i32, (run.layout.rpc(slot) + RPC.STATE) / 4, RpcState.READY, RpcState.FREE) === RpcState.READY;
 }
 
 export function rpcSync(dpa: Dpa, func: DpaFuncRef, args: (bigint | number)[]): bigint {
   const call = 'doca_dpa_rpc';
-  const r = dpa._running(call);
-  const slot = submitRpc(dpa, r, func, args, call);
+  const run = dpa._running(call);
+  const slot = submitRpc(dpa, run, func, args, call);
   try {
     let queued = true;
-    while (!r.pool.waitSync(() => finished(rpcState(r, slot)), queued ? RPC_QUEUE_MS : 1000)) {
-      if (queued && withdraw(r, slot)) throw new DocaError('TIME_OUT', call, `no execution unit of ${dpa.name} took the call within ${RPC_QUEUE_MS} ms (each runs a DPA thread that does not return?)`);
+    while (!run.pool.waitSync(() => finished(rpcState(run, slot)), queued ? RPC_QUEUE_MS : 1000)) {
+      if (queued && withdraw(run, slot)) throw new DocaError('TIME_OUT', call, `no execution unit of ${dpa.name} took the call within ${RPC_QUEUE_MS} ms (each runs a DPA thread that does not return?)`);
       queued = false; // running: the watchdog bounds it
     }
     dpa._running(call); // DRIVER if the DPA failed meanwhile
-    return result(dpa, r, slot, call);
+    return result(dpa, run, slot, call);
   } finally {
-    if (r.pending.size > 0) pump(r); // the blocking wait disarmed the bell the promises wait on
+    if (run.pending.size > 0) pump(run); // the blocking wait disarmed the bell the promises wait on
   }
 }
 
 export function rpcAsync(dpa: Dpa, func: DpaFuncRef, args: (bigint | number)[]): Promise<bigint> {
   const call = 'doca_dpa_rpc';
-  let r: DpaRun;
+  let run: DpaRun;
   let slot: number;
   try {
-    r = dpa._running(call);
-    slot = submitRpc(dpa, r, func, args, call);
+    run = dpa._running(call);
+    slot = submitRpc(dpa, run, func, args, call);
   } catch (err) {
     return Promise.reject(err);
   }
   return new Promise<bigint>((resolve, reject) => {
     const timer = setTimeout(() => {
-      if (withdraw(r, slot)) settle(new DocaError('TIME_OUT', call, `no execution unit of ${dpa.name} took the call within ${RPC_QUEUE_MS} ms`));
-      else pump(r); // taken (the watchdog bounds it), or its state word is no state: pump ends the DPA then
+      if (withdraw(run, slot)) settle(new DocaError('TIME_OUT', call, `no execution unit of ${dpa.name} took the call within ${RPC_QUEUE_MS} ms`));
+      else pump(run); // taken (the watchdog bounds it), or its state word is no state: pump ends the DPA then
     }, RPC_QUEUE_MS);
     timer.unref();
     const settle = (err?: DocaError) => {
       clearTimeout(timer);
-      r.pending.delete(slot);
+      run.pending.delete(slot);
       if (err) return reject(err);
       try {
-        resolve(result(dpa, r, slot, call));
+        resolve(result(dpa, run, slot, call));
       } catch (e) {
         reject(e);
       }
     };
-    r.pending.set(slot, settle);
-    r.bell.watch(true, () => pump(r));
-    pump(r);
+    run.pending.set(slot, settle);
+    run.bell.watch(true, () => pump(run));
+    pump(run);
   });
 }
 
 /** Settles the promises whose calls finished; keeps watching the owner's bell while any wait. */
-function pump(r: DpaRun): void {
+function pump(run: DpaRun): void {
   for (;;) {
-    for (const [slot, settle] of r.pending) if (finished(rpcState(r, slot))) settle();
-    if (r.pending.size === 0) return r.bell.watch(false);
-    r.bell.watch(true); // armed; one more look, since a call may have finished before the arming
+    for (const [slot, settle] of run.pending) if (finished(rpcState(run, slot))) settle();
+    if (run.pending.size === 0) return run.bell.watch(false);
+    run.bell.watch(true); // armed; one more look, since a call may have finished before the arming
     let any = false;
-    for (const slot of r.pending.keys()) any ||= finished(rpcState(r, slot));
+    for (const slot of run.pending.keys()) any ||= finished(rpcState(run, slot));
     if (!any) return;
   }
 }

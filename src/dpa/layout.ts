@@ -28,7 +28,7 @@
  * object (or slot) index, 23..0 its generation. An EU resolves a handle only if all four match the
  * object's entry, so a handle from another DPA or of a destroyed object is refused, never followed.
  * Element handles (a completion's, a consumer completion's) name their context object: bits 23..16 hold
- * its incarnation (generation >> 1, low 8 bits), 15..0 the element's position (view.ts).
+ * its incarnation (generation >> 1, low 8 bits), 15..0 the element's position (tables.ts).
  */
 import { SEGMENT_HEADER_SIZE, Segment } from '../fabric/segment.js';
 

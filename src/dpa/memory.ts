@@ -11,48 +11,48 @@ import type { DpaRun } from './dpa.js';
 export const HEAP_BASE = 0x10_0000_0000n;
 
 /** The heap offset of `[ptr, ptr + size)`; INVALID_VALUE if the range is not inside the heap. */
-function offsetOf(r: DpaRun, ptr: bigint, size: number, call: string): number {
+function offsetOf(run: DpaRun, ptr: bigint, size: number, call: string): number {
   if (typeof ptr !== 'bigint') throw new DocaError('INVALID_VALUE', call, `a DPA pointer is a bigint, not ${describeValue(ptr)}`);
   if (!Number.isInteger(size) || size < 0) throw new DocaError('INVALID_VALUE', call, `size ${describeValue(size)} is not a non-negative integer`);
   const offset = ptr - HEAP_BASE;
-  if (offset < 64n || offset + BigInt(size) > BigInt(r.heap.size)) {
-    throw new DocaError('INVALID_VALUE', call, `[0x${ptr.toString(16)}, +${size}) is not inside the DPA's memory [0x${(HEAP_BASE + 64n).toString(16)}, +${r.heap.size - 64})`);
+  if (offset < 64n || offset + BigInt(size) > BigInt(run.heap.size)) {
+    throw new DocaError('INVALID_VALUE', call, `[0x${ptr.toString(16)}, +${size}) is not inside the DPA's memory [0x${(HEAP_BASE + 64n).toString(16)}, +${run.heap.size - 64})`);
   }
   return Number(offset);
 }
 
-export function memAlloc(r: DpaRun, size: number): bigint {
+export function memAlloc(run: DpaRun, size: number): bigint {
   const call = 'doca_dpa_mem_alloc';
   if (!Number.isInteger(size) || size < 1) throw new DocaError('INVALID_VALUE', call, `size ${describeValue(size)} is not a positive integer`);
-  const offset = r.heapArena.alloc(size);
-  if (offset === undefined) throw new DocaError('NO_MEMORY', call, `the DPA's ${r.heap.size - 64}-byte memory has no ${size} free bytes in one piece`);
+  const offset = run.heapArena.alloc(size);
+  if (offset === undefined) throw new DocaError('NO_MEMORY', call, `the DPA's ${run.heap.size - 64}-byte memory has no ${size} free bytes in one piece`);
   return HEAP_BASE + BigInt(offset);
 }
 
-export function memFree(r: DpaRun, ptr: bigint): void {
+export function memFree(run: DpaRun, ptr: bigint): void {
   const call = 'doca_dpa_mem_free';
   const offset = typeof ptr === 'bigint' ? Number(ptr - HEAP_BASE) : NaN;
-  if (!Number.isSafeInteger(offset) || !r.heapArena.free(offset)) throw new DocaError('INVALID_VALUE', call, `${describeValue(ptr)} is not a pointer doca_dpa_mem_alloc returned (or it was freed)`);
+  if (!Number.isSafeInteger(offset) || !run.heapArena.free(offset)) throw new DocaError('INVALID_VALUE', call, `${describeValue(ptr)} is not a pointer doca_dpa_mem_alloc returned (or it was freed)`);
 }
 
-export function h2dMemcpy(r: DpaRun, dst: bigint, src: Uint8Array, size: number): void {
+export function h2dMemcpy(run: DpaRun, dst: bigint, src: Uint8Array, size: number): void {
   const call = 'doca_dpa_h2d_memcpy';
   if (!(src instanceof Uint8Array)) throw new DocaError('INVALID_VALUE', call, `the source must be a Uint8Array, not ${describeValue(src)}`);
   if (!Number.isInteger(size) || size < 0 || size > src.length) throw new DocaError('INVALID_VALUE', call, `size ${describeValue(size)} exceeds the ${src.length}-byte source`);
-  r.heap.u8.set(src.subarray(0, size), offsetOf(r, dst, size, call));
+  run.heap.u8.set(src.subarray(0, size), offsetOf(run, dst, size, call));
 }
 
-export function d2hMemcpy(r: DpaRun, dst: Uint8Array, src: bigint, size: number): void {
+export function d2hMemcpy(run: DpaRun, dst: Uint8Array, src: bigint, size: number): void {
   const call = 'doca_dpa_d2h_memcpy';
   if (!(dst instanceof Uint8Array)) throw new DocaError('INVALID_VALUE', call, `the destination must be a Uint8Array, not ${describeValue(dst)}`);
   if (!Number.isInteger(size) || size < 0 || size > dst.length) throw new DocaError('INVALID_VALUE', call, `size ${describeValue(size)} exceeds the ${dst.length}-byte destination`);
-  const offset = offsetOf(r, src, size, call);
-  dst.set(r.heap.u8.subarray(offset, offset + size));
+  const offset = offsetOf(run, src, size, call);
+  dst.set(run.heap.u8.subarray(offset, offset + size));
 }
 
-export function memset(r: DpaRun, ptr: bigint, value: number, size: number): void {
+export function memset(run: DpaRun, ptr: bigint, value: number, size: number): void {
   const call = 'doca_dpa_memset';
   if (!Number.isInteger(value)) throw new DocaError('INVALID_VALUE', call, `value ${describeValue(value)} is not an integer`);
-  const offset = offsetOf(r, ptr, size, call);
-  r.heap.u8.fill(value & 0xff, offset, offset + size);
+  const offset = offsetOf(run, ptr, size, call);
+  run.heap.u8.fill(value & 0xff, offset, offset + size);
 }

@@ -80,8 +80,8 @@ export const PRODUCER = { COMPLETION: 16, COMPLETION_GEN: 20, ID: 24, MAX_SEND: 
 export const ObjState = { FREE: 0, CREATED: 1, STARTED: 2 } as const;
 
 /**
- * The fields of the object table's entries, by index: what the owner's table and every thread's view
- * (view.ts) read and write alike.
+ * The fields of the object table's entries, by index: what the owner's table and every thread's tables
+ * (DpaTables, tables.ts) read and write alike.
  */
 export class ObjectFields {
   readonly i32: Int32Array;

@@ -6,7 +6,7 @@
  * ends the thread for good. Its state word (objects.ts, ThreadState) is the only truth about it.
  */
 import { DocaError, describeValue } from '../core/error.js';
-import { DpaThreadStatState, StatKind, type StatRecord, statRecord } from '../fabric/stats.js';
+import { Counter, DpaThreadStatState, StatKind, type StatRecord, statRecord } from '../fabric/stats.js';
 import type { DpaFuncRef } from './app.js';
 import type { Dpa } from './dpa.js';
 import { ObjKind, OBJ } from './layout.js';
@@ -46,7 +46,7 @@ export class DpaThread extends DpaObject {
     super(dpa, ObjKind.THREAD, 'doca_dpa_thread_create');
     this.stat = statRecord(dpa.dev.fabric.dir, StatKind.DPA_THREAD, `${this.name} (id ${this.index})`, dpa._stat, this.index);
     this.dpaRun.objects.store(this.index, THREAD.STATS, this.stat.slot + 1);
-    dpa._stat.c[0]!++;
+    dpa._stat.c[Counter.DPA.THREADS]!++;
   }
 
   /** `doca_dpa_thread_create`: on a started DPA. */
@@ -101,7 +101,7 @@ export class DpaThread extends DpaObject {
     this.configurable(call);
     this.dpa._running(call);
     if (this.func === undefined) throw new DocaError('BAD_STATE', call, `${this.name} has no function (setFuncArg)`);
-    const v = this.dpaRun.view.view;
+    const v = this.dpaRun.tables.view;
     v.setUint32(this.dpaRun.objects.at(this.index, THREAD.FUNC), this.dpa._func(this.dpaRun, this.func, call), true);
     v.setBigUint64(this.dpaRun.objects.at(this.index, THREAD.ARG), this.arg, true);
     v.setBigUint64(this.dpaRun.objects.at(this.index, THREAD.LOCAL), this.local, true);
@@ -118,12 +118,12 @@ export class DpaThread extends DpaObject {
     const call = 'doca_dpa_thread_run';
     this.alive(call);
     this.dpa._running(call);
-    const i32 = this.dpaRun.view.i32;
+    const i32 = this.dpaRun.tables.i32;
     const at = this.dpaRun.objects.at(this.index, OBJ.STATE) / 4;
     if (Atomics.compareExchange(i32, at, ThreadState.STARTED, ThreadState.IDLE) === ThreadState.STARTED) return this.stat.setState(DpaThreadStatState.RUNNABLE);
     if (Atomics.compareExchange(i32, at, ThreadState.STARTED_PENDING, ThreadState.QUEUED) === ThreadState.STARTED_PENDING) {
       this.stat.setState(DpaThreadStatState.RUNNABLE);
-      this.dpaRun.view.sched.ready(this.dpaRun.layout.objectBits, this.index);
+      this.dpaRun.tables.sched.ready(this.dpaRun.layout.objectBits, this.index);
       return;
     }
     throw new DocaError('BAD_STATE', call, `${this.name} is not started, or already runs`);
@@ -135,7 +135,7 @@ export class DpaThread extends DpaObject {
     this.alive(call);
     if (this.life === 'idle') throw new DocaError('BAD_STATE', call, `${this.name} is not started`);
     this.life = 'stopping';
-    const i32 = this.dpaRun.view.i32;
+    const i32 = this.dpaRun.tables.i32;
     const at = this.dpaRun.objects.at(this.index, OBJ.STATE) / 4;
     for (let s = Atomics.load(i32, at); s !== ThreadState.STOPPED; s = Atomics.load(i32, at)) {
       const running = s === ThreadState.RUNNING || s === ThreadState.RUNNING_AGAIN || s === ThreadState.STOPPING;
@@ -164,7 +164,7 @@ export class DpaThread extends DpaObject {
     if (this.life === 'started') throw new DocaError('BAD_STATE', call, `${this.name} is started; stop it first`);
     this.destroyObject(call);
     this.stat.release();
-    this.dpa._stat.c[0]!--;
+    this.dpa._stat.c[Counter.DPA.THREADS]!--;
   }
 
 

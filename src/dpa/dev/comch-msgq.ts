@@ -96,22 +96,22 @@ interface WebAssemblyMemory {
   grow(pages: number): number;
 }
 
-const state = (e: Eu): State => (e.comch ??= { queues: new Map(), producers: new Map(), batches: [], registries: new Map(), anonymous: new Map() }) as State;
+const state = (eu: Eu): State => (eu.comch ??= { queues: new Map(), producers: new Map(), batches: [], registries: new Map(), anonymous: new Map() }) as State;
 
 // ---- consumers -----------------------------------------------------------------------------------
 
-/** DPA consumer `c`'s queue segment, mapped in this EU (once per start) and checked. */
-function queueOf(e: Eu, c: number, call: string): Queue {
-  const s = state(e);
-  const generation = e.dpa.load(c, OBJ.GEN);
-  const known = s.queues.get(c);
+/** The queue segment of DPA consumer `consumer`, mapped in this EU (once per start) and checked. */
+function queueOf(eu: Eu, consumer: number, call: string): Queue {
+  const comch = state(eu);
+  const generation = eu.dpa.load(consumer, OBJ.GEN);
+  const known = comch.queues.get(consumer);
   if (known?.generation === generation && !known.segment.closed) return known;
   if (known) {
     known.segment.close();
-    s.queues.delete(c);
+    comch.queues.delete(consumer);
   }
-  const segment = Segment.open(decodeDescriptor(e.dpa.view, e.dpa.at(c, CONSUMER.QUEUE), call), call, ['consumer']);
-  const slots = e.dpa.u32(c, CONSUMER.SLOTS);
+  const segment = Segment.open(decodeDescriptor(eu.dpa.view, eu.dpa.at(consumer, CONSUMER.QUEUE), call), call, ['consumer']);
+  const slots = eu.dpa.u32(consumer, CONSUMER.SLOTS);
   try {
     new QueueView(segment, segment.size); // checks the header
     if (new DataView(segment.u8.buffer).getUint32(Q.SLOT_COUNT, true) !== slots) throw new Error(`it holds another number of slots than the ${slots} configured`);
@@ -119,38 +119,38 @@ function queueOf(e: Eu, c: number, call: string): Queue {
     segment.close();
     throw new DocaError('UNEXPECTED', call, `the consumer's queue is unusable: ${(err as Error).message}`);
   }
-  const q: Queue = { generation, segment, i32: segment.i32, view: new DataView(segment.u8.buffer), slots };
-  s.queues.set(c, q);
-  return q;
+  const queue: Queue = { generation, segment, i32: segment.i32, view: new DataView(segment.u8.buffer), slots };
+  comch.queues.set(consumer, queue);
+  return queue;
 }
 
-const slotAt = (q: Queue, position: number) => Q.SLOTS + ((position & (q.slots - 1)) >>> 0) * Q.SLOT_SIZE;
+const slotAt = (queue: Queue, position: number) => Q.SLOTS + ((position & (queue.slots - 1)) >>> 0) * Q.SLOT_SIZE;
 
 /** `doca_dpa_dev_comch_consumer_ack`: posts `n` immediate-only receives; INVALID_VALUE (none posted) beyond the queue. */
 export function comchConsumerAck(consumerHandle: bigint, n: number | bigint): void {
   const call = 'doca_dpa_dev_comch_consumer_ack';
-  const e = current(call);
-  const c = e.dpa.resolve(consumerHandle, ObjKind.CONSUMER, call);
+  const eu = current(call);
+  const consumer = eu.dpa.resolve(consumerHandle, ObjKind.CONSUMER, call);
   const count = u32(call, 'num_msg', n);
-  const q = queueOf(e, c, call);
-  if (!positionsHold(e, c, q, call)) e.dpa.checkFault(c, call);
-  const tail = Atomics.load(q.i32, Q.POST_TAIL / 4);
-  const outstanding = (tail - e.dpa.load(c, CONSUMER.RELEASED)) | 0;
-  if (outstanding + count > q.slots) {
-    throw new DocaError('INVALID_VALUE', call, `cannot post ${count} receives: ${outstanding} of the queue's ${q.slots} are posted or not yet acked`);
+  const queue = queueOf(eu, consumer, call);
+  if (!positionsHold(eu, consumer, queue, call)) eu.dpa.checkFault(consumer, call);
+  const tail = Atomics.load(queue.i32, Q.POST_TAIL / 4);
+  const outstanding = (tail - eu.dpa.load(consumer, CONSUMER.RELEASED)) | 0;
+  if (outstanding + count > queue.slots) {
+    throw new DocaError('INVALID_VALUE', call, `cannot post ${count} receives: ${outstanding} of the queue's ${queue.slots} are posted or not yet acked`);
   }
-  post(q, tail, count);
+  post(queue, tail, count);
 }
 
 /** The started consumers of completion context `cc` (object indices), but those that were ended. */
-function consumersOf(e: Eu, cc: number, call: string): number[] {
-  const max = e.dpa.u32(cc, CONSUMER_COMPLETION.MAX_CONSUMERS);
+function consumersOf(eu: Eu, cc: number, call: string): number[] {
+  const max = eu.dpa.u32(cc, CONSUMER_COMPLETION.MAX_CONSUMERS);
   if (max < 1 || max > MAX_CONSUMERS) throw new DocaError('UNEXPECTED', call, `the completion context's entry names ${max} consumers, not 1 to ${MAX_CONSUMERS}`);
-  const list = e.dpa.arenaRange(e.dpa.u32(cc, CONSUMER_COMPLETION.LIST), max * 8, "the completion context's consumer list", call);
+  const list = eu.dpa.arenaRange(eu.dpa.u32(cc, CONSUMER_COMPLETION.LIST), max * 8, "the completion context's consumer list", call);
   const out: number[] = [];
   for (let i = 0; i < max; i++) {
-    const c = Atomics.load(e.dpa.i32, (list + i * 8) / 4) - 1;
-    if (c >= 0 && e.dpa.live(c, Atomics.load(e.dpa.i32, (list + i * 8) / 4 + 1)) && e.dpa.u32(c, OBJ.KIND) === ObjKind.CONSUMER && e.dpa.load(c, OBJ.STATE) === ObjState.STARTED && !e.dpa.faulted(c)) out.push(c);
+    const consumer = Atomics.load(eu.dpa.i32, (list + i * 8) / 4) - 1;
+    if (consumer >= 0 && eu.dpa.live(consumer, Atomics.load(eu.dpa.i32, (list + i * 8) / 4 + 1)) && eu.dpa.u32(consumer, OBJ.KIND) === ObjKind.CONSUMER && eu.dpa.load(consumer, OBJ.STATE) === ObjState.STARTED && !eu.dpa.faulted(consumer)) out.push(consumer);
   }
   return out;
 }
@@ -169,13 +169,13 @@ function atHead(eu: Eu, consumer: number, queue: Queue, call: string): number {
 }
 const DEAD = -2;
 
-function anyFilled(e: Eu, cc: number, call: string): boolean {
-  for (const c of consumersOf(e, cc, call)) {
-    const generation = e.dpa.load(c, OBJ.GEN);
+function anyFilled(eu: Eu, cc: number, call: string): boolean {
+  for (const consumer of consumersOf(eu, cc, call)) {
+    const generation = eu.dpa.load(consumer, OBJ.GEN);
     try {
-      if (atHead(e, c, queueOf(e, c, call), call) !== -1) return true;
+      if (atHead(eu, consumer, queueOf(eu, consumer, call), call) !== -1) return true;
     } catch (err) {
-      if (stillStarted(e, c, generation)) throw err; // else it stopped while this unit looked: no error of its
+      if (stillStarted(eu, consumer, generation)) throw err; // else it stopped while this unit looked: no error of its
     }
   }
   return false;
@@ -188,8 +188,8 @@ const stillStarted = (eu: Eu, index: number, generation: number): boolean => eu.
  * Completion context `cc`'s ring of returned receives, checked: in the arena, and its head and tail no
  * more than the ring apart, tail not behind head (else the context is ended: UNEXPECTED).
  */
-function returnedRing(e: Eu, cc: number, call: string): { max: number; base: number } {
-  const dpa = e.dpa;
+function returnedRing(eu: Eu, cc: number, call: string): { max: number; base: number } {
+  const dpa = eu.dpa;
   dpa.checkFault(cc, call);
   const max = dpa.u32(cc, CONSUMER_COMPLETION.MAX_RECV);
   if (max < 1 || max > MAX_QUEUE || (max & (max - 1)) !== 0) throw new DocaError('UNEXPECTED', call, `the completion context's entry names ${max} receives, not a power of two up to ${MAX_QUEUE}`);
@@ -316,30 +316,30 @@ function post(queue: Queue, tail: number, n: number): void {
 /** `doca_dpa_dev_comch_consumer_get_completion`: the next receive a CPU producer filled, or undefined. */
 export function comchConsumerGetCompletion(completionHandle: bigint): bigint | undefined {
   const call = 'doca_dpa_dev_comch_consumer_get_completion';
-  const e = current(call);
-  const dpa = e.dpa;
+  const eu = current(call);
+  const dpa = eu.dpa;
   const cc = dpa.resolve(completionHandle, ObjKind.CONSUMER_COMPLETION, call);
-  const { max, base } = returnedRing(e, cc, call);
+  const { max, base } = returnedRing(eu, cc, call);
   const tail = dpa.load(cc, CONSUMER_COMPLETION.RET_TAIL);
   if (((tail - dpa.load(cc, CONSUMER_COMPLETION.RET_HEAD)) | 0) >= max) return undefined; // ack some first
-  const consumers = consumersOf(e, cc, call);
+  const consumers = consumersOf(eu, cc, call);
   const cursor = dpa.load(cc, CONSUMER_COMPLETION.CURSOR) >>> 0; // in DPA memory: any value is a valid start
   for (let k = 0; k < consumers.length; k++) {
-    const c = consumers[(cursor + k) % consumers.length]!;
-    const q = queueOf(e, c, call);
-    let at = atHead(e, c, q, call);
-    if (at === DEAD && skipDeadClaim(e, c, q)) at = atHead(e, c, q, call);
+    const consumer = consumers[(cursor + k) % consumers.length]!;
+    const queue = queueOf(eu, consumer, call);
+    let at = atHead(eu, consumer, queue, call);
+    if (at === DEAD && skipDeadClaim(eu, consumer, queue)) at = atHead(eu, consumer, queue, call);
     if (at < 0) continue;
-    const bad = badFill(e, c, q, at);
+    const bad = badFill(eu, consumer, queue, at);
     if (bad) {
-      endConsumer(e, c, q, bad, call);
+      endConsumer(eu, consumer, queue, bad, call);
       continue;
     }
-    const head = dpa.load(c, CONSUMER.HEAD);
-    const r = base + ((tail & (max - 1)) >>> 0) * RETURNED_SIZE;
-    Atomics.store(dpa.i32, r / 4, c);
-    Atomics.store(dpa.i32, r / 4 + 1, head);
-    dpa.store(c, CONSUMER.HEAD, (head + 1) | 0);
+    const head = dpa.load(consumer, CONSUMER.HEAD);
+    const returnedAt = base + ((tail & (max - 1)) >>> 0) * RETURNED_SIZE;
+    Atomics.store(dpa.i32, returnedAt / 4, consumer);
+    Atomics.store(dpa.i32, returnedAt / 4 + 1, head);
+    dpa.store(consumer, CONSUMER.HEAD, (head + 1) | 0);
     dpa.store(cc, CONSUMER_COMPLETION.RET_TAIL, (tail + 1) | 0);
     dpa.store(cc, CONSUMER_COMPLETION.CURSOR, (cursor + k + 1) % consumers.length);
     return dpa.elementHandle(ObjKind.CONSUMER_ELEMENT, cc, tail);
@@ -348,16 +348,16 @@ export function comchConsumerGetCompletion(completionHandle: bigint): bigint | u
 }
 
 /** The slot a consumer completion element names (returned, not yet acked, of that very context). */
-function element(e: Eu, handle: bigint, call: string): { q: Queue; at: number; cc: number; position: number } {
-  const dpa = e.dpa;
+function element(eu: Eu, handle: bigint, call: string): { queue: Queue; at: number; cc: number; position: number } {
+  const dpa = eu.dpa;
   const window = (cc: number) => ({ oldest: dpa.load(cc, CONSUMER_COMPLETION.RET_HEAD), newest: dpa.load(cc, CONSUMER_COMPLETION.RET_TAIL) });
   const { index: cc, position } = dpa.element(handle, ObjKind.CONSUMER_ELEMENT, ObjKind.CONSUMER_COMPLETION, window, call);
-  const { max, base } = returnedRing(e, cc, call);
-  const r = base + ((position & (max - 1)) >>> 0) * RETURNED_SIZE;
-  const c = Atomics.load(dpa.i32, r / 4);
-  if (!(c >= 0 && c < dpa.layout.dims.objects && dpa.u32(c, OBJ.KIND) === ObjKind.CONSUMER)) throw new DocaError('UNEXPECTED', call, `the returned element names object ${c}, which is no consumer`);
-  const q = queueOf(e, c, call);
-  return { q, at: slotAt(q, Atomics.load(dpa.i32, r / 4 + 1)), cc, position };
+  const { max, base } = returnedRing(eu, cc, call);
+  const returnedAt = base + ((position & (max - 1)) >>> 0) * RETURNED_SIZE;
+  const consumer = Atomics.load(dpa.i32, returnedAt / 4);
+  if (!(consumer >= 0 && consumer < dpa.layout.dims.objects && dpa.u32(consumer, OBJ.KIND) === ObjKind.CONSUMER)) throw new DocaError('UNEXPECTED', call, `the returned element names object ${consumer}, which is no consumer`);
+  const queue = queueOf(eu, consumer, call);
+  return { queue, at: slotAt(queue, Atomics.load(dpa.i32, returnedAt / 4 + 1)), cc, position };
 }
 
 /**
@@ -366,20 +366,20 @@ function element(e: Eu, handle: bigint, call: string): { q: Queue; at: number; c
  */
 export function comchConsumerGetCompletionImm(elementHandle: bigint): Uint8Array {
   const call = 'doca_dpa_dev_comch_consumer_get_completion_imm';
-  const e = current(call);
-  const { q, at, cc, position } = element(e, elementHandle, call);
-  const length = Math.min(MAX_IMM, q.view.getUint32(at + Q.SLOT.IMM_LEN, true));
-  const s = state(e);
-  const ccGeneration = e.dpa.load(cc, OBJ.GEN);
-  let batch = s.batches.find((b) => b.cc === cc && b.used + MAX_IMM <= IMM_BATCH);
-  if (!batch) s.batches.push((batch = { cc, ccGeneration, upTo: position, memory: new WebAssembly.Memory({ initial: 1, maximum: 1 }), used: 0, live: false }));
+  const eu = current(call);
+  const { queue, at, cc, position } = element(eu, elementHandle, call);
+  const length = Math.min(MAX_IMM, queue.view.getUint32(at + Q.SLOT.IMM_LEN, true));
+  const comch = state(eu);
+  const ccGeneration = eu.dpa.load(cc, OBJ.GEN);
+  let batch = comch.batches.find((b) => b.cc === cc && b.used + MAX_IMM <= IMM_BATCH);
+  if (!batch) comch.batches.push((batch = { cc, ccGeneration, upTo: position, memory: new WebAssembly.Memory({ initial: 1, maximum: 1 }), used: 0, live: false }));
   if (!batch.live) {
     batch.live = true;
     batch.ccGeneration = ccGeneration;
     batch.upTo = position;
   }
   const view = new Uint8Array(batch.memory.buffer, batch.used, length);
-  view.set(q.segment.u8.subarray(at + Q.SLOT.IMM, at + Q.SLOT.IMM + length));
+  view.set(queue.segment.u8.subarray(at + Q.SLOT.IMM, at + Q.SLOT.IMM + length));
   batch.used += MAX_IMM;
   if (((position + 1 - batch.upTo) | 0) > 0) batch.upTo = (position + 1) | 0;
   return view;
@@ -388,33 +388,33 @@ export function comchConsumerGetCompletionImm(elementHandle: bigint): Uint8Array
 /** `doca_dpa_dev_comch_consumer_get_completion_producer_id`. */
 export function comchConsumerGetCompletionProducerId(elementHandle: bigint): number {
   const call = 'doca_dpa_dev_comch_consumer_get_completion_producer_id';
-  const { q, at } = element(current(call), elementHandle, call);
-  return q.view.getUint32(at + Q.SLOT.PRODUCER, true);
+  const { queue, at } = element(current(call), elementHandle, call);
+  return queue.view.getUint32(at + Q.SLOT.PRODUCER, true);
 }
 
 /** `doca_dpa_dev_comch_consumer_completion_ack`: frees the `n` oldest returned receives (INVALID_VALUE beyond those). */
 export function comchConsumerCompletionAck(completionHandle: bigint, n: number | bigint): void {
   const call = 'doca_dpa_dev_comch_consumer_completion_ack';
-  const e = current(call);
-  const dpa = e.dpa;
+  const eu = current(call);
+  const dpa = eu.dpa;
   const cc = dpa.resolve(completionHandle, ObjKind.CONSUMER_COMPLETION, call);
   const count = u32(call, 'num_comp', n);
   const head = dpa.load(cc, CONSUMER_COMPLETION.RET_HEAD);
   const returned = (dpa.load(cc, CONSUMER_COMPLETION.RET_TAIL) - head) | 0;
   if (count > returned) throw new DocaError('INVALID_VALUE', call, `cannot ack ${count} completions: ${returned} were returned and not acked`);
-  const { max, base } = returnedRing(e, cc, call);
+  const { max, base } = returnedRing(eu, cc, call);
   for (let i = 0; i < count; i++) {
-    const r = base + (((head + i) & (max - 1)) >>> 0) * RETURNED_SIZE;
-    const c = Atomics.load(dpa.i32, r / 4);
-    const position = Atomics.load(dpa.i32, r / 4 + 1);
-    if (c >= 0 && c < dpa.layout.dims.objects && dpa.u32(c, OBJ.KIND) === ObjKind.CONSUMER && dpa.load(c, OBJ.STATE) === ObjState.STARTED) {
-      const q = queueOf(e, c, call);
-      Atomics.store(q.i32, slotAt(q, position) / 4, Q.EMPTY);
-      dpa.store(c, CONSUMER.RELEASED, (position + 1) | 0);
+    const returnedAt = base + (((head + i) & (max - 1)) >>> 0) * RETURNED_SIZE;
+    const consumer = Atomics.load(dpa.i32, returnedAt / 4);
+    const position = Atomics.load(dpa.i32, returnedAt / 4 + 1);
+    if (consumer >= 0 && consumer < dpa.layout.dims.objects && dpa.u32(consumer, OBJ.KIND) === ObjKind.CONSUMER && dpa.load(consumer, OBJ.STATE) === ObjState.STARTED) {
+      const queue = queueOf(eu, consumer, call);
+      Atomics.store(queue.i32, slotAt(queue, position) / 4, Q.EMPTY);
+      dpa.store(consumer, CONSUMER.RELEASED, (position + 1) | 0);
     }
   }
   dpa.store(cc, CONSUMER_COMPLETION.RET_HEAD, (head + count) | 0);
-  sweepImm(e);
+  sweepImm(eu);
 }
 
 /**
@@ -423,18 +423,18 @@ export function comchConsumerCompletionAck(completionHandle: bigint, n: number |
  */
 export function comchConsumerCompletionRequestNotification(completionHandle: bigint): void {
   const call = 'doca_dpa_dev_comch_consumer_completion_request_notification';
-  const e = current(call);
-  const cc = e.dpa.resolve(completionHandle, ObjKind.CONSUMER_COMPLETION, call);
-  requestNotification(e.dpa, cc, () => anyFilled(e, cc, call));
+  const eu = current(call);
+  const cc = eu.dpa.resolve(completionHandle, ObjKind.CONSUMER_COMPLETION, call);
+  requestNotification(eu.dpa, cc, () => anyFilled(eu, cc, call));
 }
 
 /** @internal detaches the immediate data copies whose completions were acked (any EU may have acked). */
-export function sweepImm(e: Eu): void {
-  const s = e.comch as State | undefined;
-  if (!s) return;
-  for (const b of s.batches) {
+export function sweepImm(eu: Eu): void {
+  const comch = eu.comch as State | undefined;
+  if (!comch) return;
+  for (const b of comch.batches) {
     if (!b.live) continue;
-    if (e.dpa.load(b.cc, OBJ.GEN) === b.ccGeneration && ((e.dpa.load(b.cc, CONSUMER_COMPLETION.RET_HEAD) - b.upTo) | 0) < 0) continue;
+    if (eu.dpa.load(b.cc, OBJ.GEN) === b.ccGeneration && ((eu.dpa.load(b.cc, CONSUMER_COMPLETION.RET_HEAD) - b.upTo) | 0) < 0) continue;
     b.memory.grow(0); // detaches every view handed out from it
     b.live = false;
     b.used = 0;
@@ -442,18 +442,18 @@ export function sweepImm(e: Eu): void {
 }
 
 /** Activates a completion context's thread if it is armed and a receive waits. */
-function notifyIfFilled(e: Eu, cc: number, call: string): void {
-  if (!armed(e.dpa, cc) || !anyFilled(e, cc, call)) return;
-  if (Atomics.compareExchange(e.dpa.i32, e.dpa.at(cc, ATTACHED.ARMED) / 4, 1, 0) === 1) activateAttached(e.dpa, cc);
+function notifyIfFilled(eu: Eu, cc: number, call: string): void {
+  if (!armed(eu.dpa, cc) || !anyFilled(eu, cc, call)) return;
+  if (Atomics.compareExchange(eu.dpa.i32, eu.dpa.at(cc, ATTACHED.ARMED) / 4, 1, 0) === 1) activateAttached(eu.dpa, cc);
 }
 
-/** @internal an EU was rung for DPA consumer `c`: a CPU producer filled its queue. */
-export function consumerRang(e: Eu, c: number): void {
-  const dpa = e.dpa;
-  if (c >= dpa.layout.dims.objects || dpa.u32(c, OBJ.KIND) !== ObjKind.CONSUMER || dpa.load(c, OBJ.STATE) !== ObjState.STARTED) return;
-  const cc = dpa.load(c, CONSUMER.CC) - 1;
-  if (cc < 0 || !dpa.live(cc, dpa.load(c, CONSUMER.CC_GEN)) || dpa.load(cc, OBJ.STATE) !== ObjState.STARTED) return;
-  lookAt(e, cc, 'doca_comch_consumer');
+/** @internal an EU was rung for DPA consumer `consumer`: a CPU producer filled its queue. */
+export function consumerRang(eu: Eu, consumer: number): void {
+  const dpa = eu.dpa;
+  if (consumer >= dpa.layout.dims.objects || dpa.u32(consumer, OBJ.KIND) !== ObjKind.CONSUMER || dpa.load(consumer, OBJ.STATE) !== ObjState.STARTED) return;
+  const cc = dpa.load(consumer, CONSUMER.CC) - 1;
+  if (cc < 0 || !dpa.live(cc, dpa.load(consumer, CONSUMER.CC_GEN)) || dpa.load(cc, OBJ.STATE) !== ObjState.STARTED) return;
+  lookAt(eu, cc, 'doca_comch_consumer');
 }
 
 /** Activates completion context `cc`'s thread if a receive waits; what goes wrong is logged, unless `cc` stopped meanwhile. */
@@ -467,55 +467,55 @@ function lookAt(eu: Eu, cc: number, call: string): void {
 }
 
 /** @internal looks at every consumer completion context once (an EU's first sleep). */
-export function pollConsumers(e: Eu): void {
-  const dpa = e.dpa;
+export function pollConsumers(eu: Eu): void {
+  const dpa = eu.dpa;
   for (let i = 0; i < dpa.layout.dims.objects; i++) {
-    if (dpa.load(i, OBJ.STATE) === ObjState.STARTED && dpa.u32(i, OBJ.KIND) === ObjKind.CONSUMER_COMPLETION) lookAt(e, i, 'doca_comch_consumer_completion');
+    if (dpa.load(i, OBJ.STATE) === ObjState.STARTED && dpa.u32(i, OBJ.KIND) === ObjKind.CONSUMER_COMPLETION) lookAt(eu, i, 'doca_comch_consumer_completion');
   }
 }
 
 // ---- producers -----------------------------------------------------------------------------------
 
 /** DPA producer `p`'s MsgQ endpoint table, attached in this EU (once per start). */
-function producerOf(e: Eu, p: number, call: string): Producer {
-  const s = state(e);
-  const generation = e.dpa.load(p, OBJ.GEN);
-  const known = s.producers.get(p);
+function producerOf(eu: Eu, p: number, call: string): Producer {
+  const comch = state(eu);
+  const generation = eu.dpa.load(p, OBJ.GEN);
+  const known = comch.producers.get(p);
   if (known?.generation === generation) return known;
-  if (known) forgetProducer(s, p, known);
-  const segment = decodeDescriptor(e.dpa.view, e.dpa.at(p, PRODUCER.MSGQ), call);
-  const table = attach({ segment, side: 'client', id: e.dpa.u32(p, PRODUCER.MSGQ_ID), msgq: true, caps: NO_CAPS }, call);
+  if (known) forgetProducer(comch, p, known);
+  const segment = decodeDescriptor(eu.dpa.view, eu.dpa.at(p, PRODUCER.MSGQ), call);
+  const table = attach({ segment, side: 'client', id: eu.dpa.u32(p, PRODUCER.MSGQ_ID), msgq: true, caps: NO_CAPS }, call);
   const producer: Producer = { generation, table, targets: new Map() };
-  s.producers.set(p, producer);
+  comch.producers.set(p, producer);
   return producer;
 }
 
-function forgetProducer(s: State, p: number, producer: Producer): void {
-  for (const t of producer.targets.values()) forgetTarget(t);
+function forgetProducer(comch: State, p: number, producer: Producer): void {
+  for (const target of producer.targets.values()) forgetTarget(target);
   detach(producer.table);
-  s.producers.delete(p);
+  comch.producers.delete(p);
 }
 
-function forgetTarget(t: Target): void {
-  if (t.memory !== t.queue.segment) t.memory.close();
-  t.queue.segment.close();
-  if (t.bell) releaseRemoteBell(t.bell);
+function forgetTarget(target: Target): void {
+  if (target.memory !== target.queue.segment) target.memory.close();
+  target.queue.segment.close();
+  if (target.bell) releaseRemoteBell(target.bell);
 }
 
 /** The live CPU consumer `id` of producer `p`'s MsgQ, mapped; undefined if there is none. */
-function target(e: Eu, producer: Producer, id: number, call: string): Target | undefined {
-  const r = producer.table;
+function targetOf(eu: Eu, producer: Producer, id: number, call: string): Target | undefined {
+  const table = producer.table;
   const cached = producer.targets.get(id);
   if (cached) {
-    if (r.id(cached.index) === id && r.generation(cached.index) === cached.generation && r.state(cached.index) === ENTRY_STATE.REGISTERED) return cached;
+    if (table.id(cached.index) === id && table.generation(cached.index) === cached.generation && table.state(cached.index) === ENTRY_STATE.REGISTERED) return cached;
     producer.targets.delete(id);
     forgetTarget(cached);
   }
-  const index = r.find(id);
-  if (index < 0 || r.side(index) !== 'server' || r.state(index) !== ENTRY_STATE.REGISTERED) return undefined;
-  const generation = r.generation(index);
-  const queueDescriptor = r.queue(index);
-  const memoryDescriptor = r.memory(index);
+  const index = table.find(id);
+  if (index < 0 || table.side(index) !== 'server' || table.state(index) !== ENTRY_STATE.REGISTERED) return undefined;
+  const generation = table.generation(index);
+  const queueDescriptor = table.queue(index);
+  const memoryDescriptor = table.memory(index);
   const queueSegment = Segment.open(queueDescriptor, call, ['consumer']);
   let memory = queueSegment;
   let queue: QueueView;
@@ -525,19 +525,19 @@ function target(e: Eu, producer: Producer, id: number, call: string): Target | u
   } catch (err) {
     if (memory !== queueSegment) memory.close();
     queueSegment.close();
-    e.log(30, `DPA producer: consumer ${id} is unusable: ${(err as Error).message}`);
+    eu.log(30, `DPA producer: consumer ${id} is unusable: ${(err as Error).message}`);
     return undefined;
   }
-  const ref = r.endpointBell(index);
+  const ref = table.endpointBell(index);
   let bell: RemoteBell | undefined;
   try {
     bell = ref && openRemoteBell(ref, call);
   } catch {
     bell = undefined;
   }
-  const t: Target = { index, generation, id, queue, memory, bell, bit: ref?.bit ?? 0, immLen: r.immLen(index) };
-  producer.targets.set(id, t);
-  return t;
+  const target: Target = { index, generation, id, queue, memory, bell, bit: ref?.bit ?? 0, immLen: table.immLen(index) };
+  producer.targets.set(id, target);
+  return target;
 }
 
 function immOf(call: string, imm: unknown): Uint8Array {
@@ -553,41 +553,41 @@ function flagsOf(call: string, flags: unknown): number {
 }
 
 /** The producer's DPA completion, checked to have room for one more element (FULL otherwise). */
-function completionOf(e: Eu, p: number, call: string): number {
-  const cq = e.dpa.load(p, PRODUCER.COMPLETION) - 1;
-  if (cq < 0 || !e.dpa.live(cq, e.dpa.load(p, PRODUCER.COMPLETION_GEN)) || e.dpa.load(cq, OBJ.STATE) !== ObjState.STARTED) {
+function completionOf(eu: Eu, p: number, call: string): number {
+  const cq = eu.dpa.load(p, PRODUCER.COMPLETION) - 1;
+  if (cq < 0 || !eu.dpa.live(cq, eu.dpa.load(p, PRODUCER.COMPLETION_GEN)) || eu.dpa.load(cq, OBJ.STATE) !== ObjState.STARTED) {
     throw new DocaError('BAD_STATE', call, "the producer's DPA completion is not started");
   }
-  if (((e.dpa.load(cq, COMPLETION.RESERVE) - e.dpa.load(cq, COMPLETION.ACK)) | 0) >= e.dpa.u32(cq, COMPLETION.SIZE)) {
+  if (((eu.dpa.load(cq, COMPLETION.RESERVE) - eu.dpa.load(cq, COMPLETION.ACK)) | 0) >= eu.dpa.u32(cq, COMPLETION.SIZE)) {
     throw new DocaError('FULL', call, "the producer's DPA completion queue is full: get and ack its completions first (nothing was sent)");
   }
   return cq;
 }
 
 /** Sends `imm` to CPU consumer `id`; the result completes on the producer's DPA completion. */
-function send(e: Eu, p: number, id: number, imm: Uint8Array, flags: number, cq: number, call: string): void {
-  const producer = producerOf(e, p, call);
-  const t = target(e, producer, id, call);
-  const claim = t && imm.length <= t.immLen ? t.queue.claim(0, e.dpa.u32(p, PRODUCER.ENTRY) + 1) : 'empty';
+function send(eu: Eu, p: number, id: number, imm: Uint8Array, flags: number, cq: number, call: string): void {
+  const producer = producerOf(eu, p, call);
+  const target = targetOf(eu, producer, id, call);
+  const claim = target && imm.length <= target.immLen ? target.queue.claim(0, eu.dpa.u32(p, PRODUCER.ENTRY) + 1) : 'empty';
   if (typeof claim !== 'object' || !('slot' in claim)) {
-    if (typeof claim === 'object') e.log(30, `DPA producer: consumer ${id}: ${'bad' in claim ? claim.bad : 'its receive holds no bytes'}`);
-    postCqe(e.dpa, cq, CompletionType.SEND_ERR, id, 0, call);
+    if (typeof claim === 'object') eu.log(30, `DPA producer: consumer ${id}: ${'bad' in claim ? claim.bad : 'its receive holds no bytes'}`);
+    postCqe(eu.dpa, cq, CompletionType.SEND_ERR, id, 0, call);
     return;
   }
-  t!.queue.fill(claim.slot, 0, e.dpa.u32(p, PRODUCER.ID), imm.length > 0 ? imm : undefined);
-  t!.bell?.ring(t!.bit);
+  target!.queue.fill(claim.slot, 0, eu.dpa.u32(p, PRODUCER.ID), imm.length > 0 ? imm : undefined);
+  target!.bell?.ring(target!.bit);
   // OPTIMIZE_REPORTS: one completion may stand for several sends while the thread has not read it.
-  if (flags & SubmitFlag.OPTIMIZE_REPORTS && cqPending(e.dpa, cq, call)) return;
-  postCqe(e.dpa, cq, CompletionType.SEND, id, 0, call);
+  if (flags & SubmitFlag.OPTIMIZE_REPORTS && cqPending(eu.dpa, cq, call)) return;
+  postCqe(eu.dpa, cq, CompletionType.SEND, id, 0, call);
 }
 
 /** `doca_dpa_dev_comch_producer_is_consumer_empty`: true when CPU consumer `consumerId` has no posted receive. */
 export function comchProducerIsConsumerEmpty(producerHandle: bigint, consumerId: number): boolean {
   const call = 'doca_dpa_dev_comch_producer_is_consumer_empty';
-  const e = current(call);
-  const p = e.dpa.resolve(producerHandle, ObjKind.PRODUCER, call);
-  const t = target(e, producerOf(e, p, call), u32(call, 'consumer_id', consumerId), call);
-  return !t || t.queue.empty;
+  const eu = current(call);
+  const p = eu.dpa.resolve(producerHandle, ObjKind.PRODUCER, call);
+  const target = targetOf(eu, producerOf(eu, p, call), u32(call, 'consumer_id', consumerId), call);
+  return !target || target.queue.empty;
 }
 
 /**
@@ -597,11 +597,11 @@ export function comchProducerIsConsumerEmpty(producerHandle: bigint, consumerId:
  */
 export function comchProducerPostSendImmOnly(producerHandle: bigint, consumerId: number, imm: Uint8Array, flags: number = SubmitFlag.NONE): void {
   const call = 'doca_dpa_dev_comch_producer_post_send_imm_only';
-  const e = current(call);
-  const p = e.dpa.resolve(producerHandle, ObjKind.PRODUCER, call);
+  const eu = current(call);
+  const p = eu.dpa.resolve(producerHandle, ObjKind.PRODUCER, call);
   const data = immOf(call, imm);
   const f = flagsOf(call, flags);
-  send(e, p, u32(call, 'consumer_id', consumerId), data, f, completionOf(e, p, call), call);
+  send(eu, p, u32(call, 'consumer_id', consumerId), data, f, completionOf(eu, p, call), call);
 }
 
 /**
@@ -621,32 +621,32 @@ export function comchProducerDmaCopy(
   flags: number = SubmitFlag.NONE,
 ): void {
   const call = 'doca_dpa_dev_comch_producer_dma_copy';
-  const e = current(call);
-  const p = e.dpa.resolve(producerHandle, ObjKind.PRODUCER, call);
+  const eu = current(call);
+  const p = eu.dpa.resolve(producerHandle, ObjKind.PRODUCER, call);
   const data = immOf(call, imm);
   const f = flagsOf(call, flags);
-  const dst = e.maps.resolve(dstMmap, call);
-  const src = e.maps.resolve(srcMmap, call);
-  const d = u64(call, 'dst_addr', dstAddr);
-  const s = u64(call, 'src_addr', srcAddr);
-  const n = u32(call, 'length', length);
-  if (d % DMA_ALIGN !== 0n || s % DMA_ALIGN !== 0n) throw new DocaError('INVALID_VALUE', call, `DMA addresses must be ${DMA_ALIGN}-byte aligned (dst ${d}, src ${s}): the DPA corrupts or hangs on others`);
-  if (d + BigInt(n) > BigInt(dst.bytes.length) || s + BigInt(n) > BigInt(src.bytes.length)) {
-    throw new DocaError('INVALID_VALUE', call, `copying ${n} bytes from ${s} (of ${src.bytes.length}) to ${d} (of ${dst.bytes.length}) leaves a map`);
+  const dst = eu.maps.resolve(dstMmap, call);
+  const src = eu.maps.resolve(srcMmap, call);
+  const dstAt = u64(call, 'dst_addr', dstAddr);
+  const srcAt = u64(call, 'src_addr', srcAddr);
+  const size = u32(call, 'length', length);
+  if (dstAt % DMA_ALIGN !== 0n || srcAt % DMA_ALIGN !== 0n) throw new DocaError('INVALID_VALUE', call, `DMA addresses must be ${DMA_ALIGN}-byte aligned (dst ${dstAt}, src ${srcAt}): the DPA corrupts or hangs on others`);
+  if (dstAt + BigInt(size) > BigInt(dst.bytes.length) || srcAt + BigInt(size) > BigInt(src.bytes.length)) {
+    throw new DocaError('INVALID_VALUE', call, `copying ${size} bytes from ${srcAt} (of ${src.bytes.length}) to ${dstAt} (of ${dst.bytes.length}) leaves a map`);
   }
   if (!(dst.flags & WRITE)) throw new DocaError('NOT_PERMITTED', call, `the destination map (permissions 0x${dst.flags.toString(16)}) is not writable`);
-  const cq = completionOf(e, p, call);
-  dst.bytes.set(src.bytes.subarray(Number(s), Number(s) + n), Number(d));
-  send(e, p, u32(call, 'consumer_id', consumerId), data, f, cq, call);
+  const cq = completionOf(eu, p, call);
+  dst.bytes.set(src.bytes.subarray(Number(srcAt), Number(srcAt) + size), Number(dstAt));
+  send(eu, p, u32(call, 'consumer_id', consumerId), data, f, cq, call);
 }
 
 /** @internal unmaps everything the comch device API mapped in this EU (it leaves). */
-export function closeComch(e: Eu): void {
-  const s = e.comch as State | undefined;
-  if (!s) return;
-  for (const q of s.queues.values()) q.segment.close();
-  for (const [p, producer] of s.producers) forgetProducer(s, p, producer);
-  for (const { table } of s.registries.values()) detach(table);
-  s.queues.clear();
-  s.registries.clear();
+export function closeComch(eu: Eu): void {
+  const comch = eu.comch as State | undefined;
+  if (!comch) return;
+  for (const queue of comch.queues.values()) queue.segment.close();
+  for (const [p, producer] of comch.producers) forgetProducer(comch, p, producer);
+  for (const { table } of comch.registries.values()) detach(table);
+  comch.queues.clear();
+  comch.registries.clear();
 }

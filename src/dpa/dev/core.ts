@@ -1,7 +1,7 @@
 /**
  * The DPA core device API (doca_dpa_dev.h): who runs, ending a run, notifying another thread, DPA
  * completions, the device log and DPA memory. Handles are u64 bigints from the CPU side's
- * `get_dpa_handle` calls; each is checked before use (dpa/view.ts).
+ * `get_dpa_handle` calls; each is checked before use (dpa/tables.ts).
  */
 import { DocaError } from '../../core/error.js';
 import { yieldCpu } from '../../fabric/segment.js';
@@ -57,8 +57,8 @@ export function threadFinish(): never {
 /** `doca_dpa_dev_thread_notify`: activates the thread of a notification completion. */
 export function threadNotify(notificationHandle: bigint): void {
   const call = 'doca_dpa_dev_thread_notify';
-  const e = current(call);
-  activateAttached(e.dpa, e.dpa.resolve(notificationHandle, ObjKind.NOTIFICATION, call));
+  const eu = current(call);
+  activateAttached(eu.dpa, eu.dpa.resolve(notificationHandle, ObjKind.NOTIFICATION, call));
 }
 
 /** `doca_dpa_dev_device_set`: this emulation has one device per DPA; the handle is checked and kept. */
@@ -70,10 +70,10 @@ export function deviceSet(dpaHandle: bigint): void {
 /** `doca_dpa_dev_get_completion`: the next element of a DPA completion, or undefined when there is none. */
 export function getCompletion(completionHandle: bigint): bigint | undefined {
   const call = 'doca_dpa_dev_get_completion';
-  const e = current(call);
-  const cq = e.dpa.resolve(completionHandle, ObjKind.COMPLETION, call);
-  const got = cqGet(e.dpa, cq, call);
-  return got && e.dpa.elementHandle(ObjKind.COMPLETION_ELEMENT, cq, got.position);
+  const eu = current(call);
+  const cq = eu.dpa.resolve(completionHandle, ObjKind.COMPLETION, call);
+  const got = cqGet(eu.dpa, cq, call);
+  return got && eu.dpa.elementHandle(ObjKind.COMPLETION_ELEMENT, cq, got.position);
 }
 
 /** The byte offset of an element that was returned and not yet acked (of that very completion, not a later one at its index). */
@@ -104,8 +104,8 @@ export function getCompletionImmediate(elementHandle: bigint): number {
 /** `doca_dpa_dev_completion_ack`: frees `n` returned elements (INVALID_VALUE for more than were returned). */
 export function completionAck(completionHandle: bigint, n: number | bigint): void {
   const call = 'doca_dpa_dev_completion_ack';
-  const e = current(call);
-  cqAck(e.dpa, e.dpa.resolve(completionHandle, ObjKind.COMPLETION, call), u32(call, 'num_comp', n), call);
+  const eu = current(call);
+  cqAck(eu.dpa, eu.dpa.resolve(completionHandle, ObjKind.COMPLETION, call), u32(call, 'num_comp', n), call);
 }
 
 /**
@@ -114,9 +114,9 @@ export function completionAck(completionHandle: bigint, n: number | bigint): voi
  */
 export function completionRequestNotification(completionHandle: bigint): void {
   const call = 'doca_dpa_dev_completion_request_notification';
-  const e = current(call);
-  const cq = e.dpa.resolve(completionHandle, ObjKind.COMPLETION, call);
-  requestNotification(e.dpa, cq, () => cqPending(e.dpa, cq, call));
+  const eu = current(call);
+  const cq = eu.dpa.resolve(completionHandle, ObjKind.COMPLETION, call);
+  requestNotification(eu.dpa, cq, () => cqPending(eu.dpa, cq, call));
 }
 
 /**
@@ -134,12 +134,12 @@ export function log(level: number, message: string): void {
  */
 export function dpaMemory(ptr: bigint, length: number): Uint8Array {
   const call = 'dpaMemory';
-  const e = current(call);
+  const eu = current(call);
   const p = u64(call, 'ptr', ptr);
   const n = u32(call, 'length', length);
-  const offset = p - e.heapBase;
-  if (offset < 64n || offset + BigInt(n) > BigInt(e.heap.size)) {
-    throw new DocaError('INVALID_VALUE', call, `[0x${p.toString(16)}, +${n}) is outside the DPA's memory [0x${(e.heapBase + 64n).toString(16)}, +${e.heap.size - 64})`);
+  const offset = p - eu.heapBase;
+  if (offset < 64n || offset + BigInt(n) > BigInt(eu.heap.size)) {
+    throw new DocaError('INVALID_VALUE', call, `[0x${p.toString(16)}, +${n}) is outside the DPA's memory [0x${(eu.heapBase + 64n).toString(16)}, +${eu.heap.size - 64})`);
   }
-  return e.heap.u8.subarray(Number(offset), Number(offset) + n);
+  return eu.heap.u8.subarray(Number(offset), Number(offset) + n);
 }

@@ -13,7 +13,7 @@ import type { Segment } from '../../fabric/segment.js';
 import type { DpaEvents } from '../events.js';
 import { DpaState, H, OBJ, WorkKind } from '../layout.js';
 import { ThreadState } from '../objects.js';
-import type { DpaView } from '../view.js';
+import type { DpaTables } from '../tables.js';
 
 /** Thrown to end a run early; the EU catches it. */
 export class Unwind {
@@ -37,7 +37,7 @@ export interface Work {
 
 /** Everything device calls need; one per EU. */
 export interface Eu {
-  readonly dpa: DpaView;
+  readonly dpa: DpaTables;
   readonly events: DpaEvents;
   readonly maps: DpaMapReader;
   readonly index: number;
@@ -54,8 +54,8 @@ export interface Eu {
 let eu: Eu | undefined;
 
 /** @internal the EU's main loop installs itself. */
-export function installEu(e: Eu): void {
-  eu = e;
+export function installEu(unit: Eu): void {
+  eu = unit;
 }
 
 /**

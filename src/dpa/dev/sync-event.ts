@@ -17,37 +17,37 @@ const POST_WAIT_MAX = 254n;
 /** `doca_dpa_dev_sync_event_get`: the counter. */
 export function syncEventGet(eventHandle: bigint): bigint {
   const call = 'doca_dpa_dev_sync_event_get';
-  const e = current(call);
-  return e.events.get(e.dpa.resolve(eventHandle, ObjKind.SYNC_EVENT, call), call);
+  const eu = current(call);
+  return eu.events.get(eu.dpa.resolve(eventHandle, ObjKind.SYNC_EVENT, call), call);
 }
 
 /** `doca_dpa_dev_sync_event_update_add`: atomic add (wrapping at 2^64); nothing is fetched back. */
 export function syncEventUpdateAdd(eventHandle: bigint, value: bigint | number): void {
   const call = 'doca_dpa_dev_sync_event_update_add';
-  const e = current(call);
+  const eu = current(call);
   const v = u64(call, 'value', value);
-  e.events.add(e.dpa.resolve(eventHandle, ObjKind.SYNC_EVENT, call), v, call);
+  eu.events.add(eu.dpa.resolve(eventHandle, ObjKind.SYNC_EVENT, call), v, call);
 }
 
 /** `doca_dpa_dev_sync_event_update_set`. */
 export function syncEventUpdateSet(eventHandle: bigint, value: bigint | number): void {
   const call = 'doca_dpa_dev_sync_event_update_set';
-  const e = current(call);
+  const eu = current(call);
   const v = u64(call, 'value', value);
-  e.events.set(e.dpa.resolve(eventHandle, ObjKind.SYNC_EVENT, call), v, call);
+  eu.events.set(eu.dpa.resolve(eventHandle, ObjKind.SYNC_EVENT, call), v, call);
 }
 
 /** `doca_dpa_dev_sync_event_wait_gt`: spins until `(value & mask) > value`; holds its execution unit. */
 export function syncEventWaitGt(eventHandle: bigint, value: bigint | number, mask: bigint | number): void {
   const call = 'doca_dpa_dev_sync_event_wait_gt';
-  let e = current(call);
+  let eu = current(call);
   const v = u64(call, 'value', value);
   const m = u64(call, 'mask', mask);
-  const index = e.dpa.resolve(eventHandle, ObjKind.SYNC_EVENT, call);
-  for (let i = 1; (e.events.get(index, call) & m) <= v; i++) {
+  const index = eu.dpa.resolve(eventHandle, ObjKind.SYNC_EVENT, call);
+  for (let i = 1; (eu.events.get(index, call) & m) <= v; i++) {
     if ((i & 255) === 0) {
       yieldCpu();
-      e = current(call); // ends the run if the DPA stops meanwhile
+      eu = current(call); // ends the run if the DPA stops meanwhile
     }
   }
 }
@@ -68,8 +68,8 @@ export function syncEventPostWaitNe(asyncOpsHandle: bigint, eventHandle: bigint,
 }
 
 function postWait(call: string, op: number, asyncOpsHandle: bigint, eventHandle: bigint, value: bigint | number): void {
-  const e = current(call);
-  const dpa = e.dpa;
+  const eu = current(call);
+  const dpa = eu.dpa;
   const ops = dpa.resolve(asyncOpsHandle, ObjKind.ASYNC_OPS, call);
   const event = dpa.resolve(eventHandle, ObjKind.SYNC_EVENT, call);
   const v = u64(call, 'value', value);
@@ -77,7 +77,7 @@ function postWait(call: string, op: number, asyncOpsHandle: bigint, eventHandle:
   if (!(dpa.u32(event, SYNC_EVENT.FLAGS) & SE_SUBSCRIBER)) {
     throw new DocaError('INVALID_VALUE', call, 'the DPA does not subscribe to this sync event (addSubscriberLocationDpa), so no update would wake it');
   }
-  const now = e.events.get(event, call);
+  const now = eu.events.get(event, call);
   if (now > POST_WAIT_MAX) throw new DocaError('INVALID_VALUE', call, `the event holds ${now}, outside [0, 254], the range DOCA defines for post_wait`);
   const { size, list } = waitList(dpa, ops, call);
   for (let i = 0; i < size; i++) {
@@ -89,7 +89,7 @@ function postWait(call: string, op: number, asyncOpsHandle: bigint, eventHandle:
     dpa.view.setUint32(at + 16, Number(v), true);
     Atomics.store(dpa.i32, at / 4, 1);
     Atomics.or(dpa.i32, dpa.layout.waitBits / 4 + (ops >>> 5), 1 << (ops & 31));
-    checkWaits(dpa, e.events, ops); // it may hold already; later updates ring the DPA
+    checkWaits(dpa, eu.events, ops); // it may hold already; later updates ring the DPA
     return;
   }
   throw new DocaError('FULL', call, `the async ops queue (${size} operations) is full`);

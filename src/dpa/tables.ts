@@ -1,8 +1,9 @@
 /**
- * One thread's view of a started DPA's control segment: what EUs (and the owner, for the parts they
- * share) use to resolve handles and read object entries. Every handle is checked against the entry it
- * names (tag, kind, index in range, generation, live, not ended) before anything of it is used, and every
- * range an entry names in the arena is checked to lie in it (`arenaRange`).
+ * One thread's access to the tables of a started DPA's control segment (`DpaTables`): what EUs (and the
+ * owner, for the parts they share) use to resolve handles and read object entries. Every handle is
+ * checked against the entry it names (tag, kind, index in range, generation, live, not ended) before
+ * anything of it is used, and every range an entry names in the arena is checked to lie in it
+ * (`arenaRange`).
  */
 import { handleHex as hex, type HandleParts } from '../core/dpa-handle.js';
 import { DOCA_ERRORS, DocaError, type DocaErrorName, type DocaErrorShortName } from '../core/error.js';
@@ -14,7 +15,8 @@ import { Scheduler } from './scheduler.js';
 
 const sdkLog = sdkLogSource('dpa');
 
-export class DpaView extends ObjectFields {
+/** One thread's access to a started DPA's tables: handles resolved and entries checked (the file's header). */
+export class DpaTables extends ObjectFields {
   readonly u8: Uint8Array;
   readonly sched: Scheduler;
   /**
