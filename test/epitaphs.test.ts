@@ -133,6 +133,22 @@ test('rates of an exited thread the last look read: a connection made and ended 
   ]);
 });
 
+test('rates: a connection one look sees already ended in its live, new thread shows its burst from the epitaph that follows', () => {
+  // What the view saw under load: the first look that read the pair found the client's connection
+  // ended (hidden: its process was exiting), the next one its epitaph with the same counters. Its
+  // message must show in a rate once; before, the hidden copy's counters were taken as the last shown.
+  const connection = (ended: boolean) => ({ slot: 1, kind: 'connection', parent: -1, state: 0, id: 1, peer: 20, name: 'client connection 1', counters: { sent_messages: 1, sent_bytes: 23, recv_messages: 0, recv_bytes: 0 }, ended });
+  const thread = (alive: boolean, exited?: number) => ({ pid: 10, tid: 10, start: 5, title: 'client', alive, since: 1100, ...(exited ? { exited } : {}), objects: [connection(true)], events: [] });
+  const rates = new RateTracker();
+  rates.update({ time: 1000, dir: '/f', threads: [] });
+  const live = rates.update({ time: 1250, dir: '/f', threads: [thread(true)] });
+  assert.equal(live.links.length, 0, 'a live thread\'s ended connection is not shown');
+  const epitaph = rates.update({ time: 1500, dir: '/f', threads: [thread(false, 1300)] });
+  assert.deepEqual(epitaph.links.map((l) => [l.key, l.messages, l.msgRate]), [['10-20', 1, 1 / 0.25]]);
+  const later = rates.update({ time: 1750, dir: '/f', threads: [thread(false, 1300)] });
+  assert.deepEqual(later.links.map((l) => [l.key, l.msgRate]), [['10-20', 0]], 'and once');
+});
+
 test('a worker thread that ends leaves its epitaph: shown exited while its process lives', { timeout: 30_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const holder = spawnChild(t, 'worker-epitaph', [], { env: { SOFTDPU_FABRIC: dir } });

@@ -177,9 +177,23 @@ export class RateTracker {
       // Counting from 0 is right for what is new since the last look: it read this thread (ended
       // objects included), or the thread began after it.
       const fresh = prev !== undefined && (t.since > prev.time || prev.threads.has(threadId(t)));
-      for (const o of t.objects) values.set(`${t.pid}/${t.tid}/${o.slot}`, { identity: `${o.kind}/${o.id}/${o.name}`, counters: o.counters });
       // A live (or killed) thread's ended objects are gone; an exited one's are what it did.
       const shown = t.exited !== undefined ? t.objects : t.objects.filter((o) => !o.ended);
+      for (const o of t.objects) {
+        const key = `${t.pid}/${t.tid}/${o.slot}`;
+        const identity = `${o.kind}/${o.id}/${o.name}`;
+        if (t.exited !== undefined || !o.ended) {
+          values.set(key, { identity, counters: o.counters });
+          continue;
+        }
+        // Hidden (ended in a live thread): what it did since it was last shown has shown in no rate yet.
+        // Keep the counters it was last shown with, so the thread's epitaph shows the rest; one never
+        // shown is not recorded when its thread is new (all it did is news: a pair that connected,
+        // sent and ended within one interval), and is when it is not (it ended before this observer).
+        const before = prev?.values.get(key);
+        if (before && before.identity === identity) values.set(key, before);
+        else if (!fresh) values.set(key, { identity, counters: o.counters });
+      }
       for (const { o, depth } of inTreeOrder(shown)) {
         const key = `${t.pid}/${t.tid}/${o.slot}`;
         const identity = `${o.kind}/${o.id}/${o.name}`;
