@@ -4,14 +4,12 @@
  * (attached.ts).
  */
 import { DocaError, describeValue } from '../core/error.js';
-import { startPosition } from '../fabric/positions.js';
+import { powerOfTwoAtLeast, slotAt, startPosition } from '../fabric/positions.js';
 import type { Dpa } from './dpa.js';
 import { ObjKind } from './layout.js';
 import { COMPLETION, CQE_SIZE, MAX_QUEUE } from './objects.js';
 import type { DpaThread } from './thread.js';
 import { ThreadAttached } from './attached.js';
-
-const pow2 = (n: number) => 2 ** Math.ceil(Math.log2(n));
 
 /**
  * @internal A queue size `n` in [1, MAX_QUEUE], rounded up to a power of two (DpaCompletion and
@@ -19,7 +17,7 @@ const pow2 = (n: number) => 2 ** Math.ceil(Math.log2(n));
  */
 export function queueSize(call: string, n: number): number {
   if (!Number.isInteger(n) || n < 1 || n > MAX_QUEUE) throw new DocaError('INVALID_VALUE', call, `queue size ${describeValue(n)} is not an integer in [1, ${MAX_QUEUE}]`);
-  return pow2(n);
+  return powerOfTwoAtLeast(n);
 }
 
 /**
@@ -86,7 +84,7 @@ export class DpaCompletion extends ThreadAttached {
     // pass for position -1).
     for (let k = 0; k < this.size; k++) {
       const position = (start + k) | 0;
-      Atomics.store(run.segment.i32, (ring + ((position & (this.size - 1)) >>> 0) * CQE_SIZE) / 4, (position - this.size + 1) | 0);
+      Atomics.store(run.segment.i32, slotAt(ring, position, this.size, CQE_SIZE) / 4, (position - this.size + 1) | 0);
     }
     this.publishThread();
     this.setStarted(true);

@@ -13,8 +13,9 @@
  */
 import { DocaError } from '../core/error.js';
 import { active as faultsActive, faultEvent } from '../fabric/faults/index.js';
+import { isPowerOfTwo, slotAt } from '../fabric/positions.js';
 import { KIND_NAMES, OBJ, ObjKind } from './layout.js';
-import { ATTACHED, COMPLETION, CQE_SIZE, MAX_QUEUE } from './objects.js';
+import { ATTACHED, COMPLETION, CQE, CQE_SIZE, MAX_QUEUE } from './objects.js';
 import type { DpaTables } from './tables.js';
 
 /** `doca_dpa_dev_completion_type_t`. */
@@ -78,7 +79,7 @@ function ring(dpa: DpaTables, cq: number, call: string): { size: number; base: n
   if (dpa.u32(cq, OBJ.KIND) !== ObjKind.COMPLETION) throw new DocaError('UNEXPECTED', call, `object ${cq}, named as a DPA completion, is a ${KIND_NAMES[dpa.u32(cq, OBJ.KIND)] ?? 'thing of no kind'}`);
   dpa.checkFault(cq, call);
   const size = dpa.u32(cq, COMPLETION.SIZE);
-  if (size < 1 || size > MAX_QUEUE || (size & (size - 1)) !== 0) throw new DocaError('UNEXPECTED', call, `the completion queue's entry says it holds ${size} elements, not a power of two up to ${MAX_QUEUE}`);
+  if (!isPowerOfTwo(size) || size > MAX_QUEUE) throw new DocaError('UNEXPECTED', call, `the completion queue's entry says it holds ${size} elements, not a power of two up to ${MAX_QUEUE}`);
   const base = dpa.arenaRange(dpa.u32(cq, COMPLETION.RING), size * CQE_SIZE, "the completion queue's ring", call);
   checkPositions(dpa, cq, size, call);
   return { size, base };
@@ -111,10 +112,10 @@ export function postCqe(dpa: DpaTables, cq: number, type: number, userData: numb
     }
     if (Atomics.compareExchange(dpa.i32, reserve, position, (position + 1) | 0) === position) break;
   }
-  const at = base + ((position & (size - 1)) >>> 0) * CQE_SIZE;
-  dpa.view.setUint32(at + 4, type, true);
-  dpa.view.setUint32(at + 8, userData >>> 0, true);
-  dpa.view.setUint32(at + 12, immediate >>> 0, true);
+  const at = slotAt(base, position, size, CQE_SIZE);
+  dpa.view.setUint32(at + CQE.TYPE, type, true);
+  dpa.view.setUint32(at + CQE.USER_DATA, userData >>> 0, true);
+  dpa.view.setUint32(at + CQE.IMMEDIATE, immediate >>> 0, true);
   Atomics.store(dpa.i32, at / 4, (position + 1) | 0);
   notifyAttached(dpa, cq);
 }
@@ -123,7 +124,7 @@ export function postCqe(dpa: DpaTables, cq: number, type: number, userData: numb
 export function cqGet(dpa: DpaTables, cq: number, call: string): { at: number; position: number } | undefined {
   const position = dpa.load(cq, COMPLETION.READ);
   const { size, base } = ring(dpa, cq, call);
-  const at = base + ((position & (size - 1)) >>> 0) * CQE_SIZE;
+  const at = slotAt(base, position, size, CQE_SIZE);
   if (Atomics.load(dpa.i32, at / 4) !== ((position + 1) | 0)) return undefined;
   dpa.store(cq, COMPLETION.READ, (position + 1) | 0);
   return { at, position };
@@ -133,7 +134,7 @@ export function cqGet(dpa: DpaTables, cq: number, call: string): { at: number; p
 export function cqPending(dpa: DpaTables, cq: number, call: string): boolean {
   const position = dpa.load(cq, COMPLETION.READ);
   const { size, base } = ring(dpa, cq, call);
-  const at = base + ((position & (size - 1)) >>> 0) * CQE_SIZE;
+  const at = slotAt(base, position, size, CQE_SIZE);
   return Atomics.load(dpa.i32, at / 4) === ((position + 1) | 0);
 }
 
@@ -149,7 +150,7 @@ export function cqAck(dpa: DpaTables, cq: number, n: number, call: string): void
 /** Byte offset of the element at `position` (for an element handle that was checked to be unacked). */
 export function cqElement(dpa: DpaTables, cq: number, position: number, call: string): number {
   const { size, base } = ring(dpa, cq, call);
-  return base + ((position & (size - 1)) >>> 0) * CQE_SIZE;
+  return slotAt(base, position, size, CQE_SIZE);
 }
 
 /** The returned, not yet acked positions of completion queue `cq`: what its element handles may name. */

@@ -6,10 +6,11 @@
  * Whoever finds a condition true first claims the work with a compare-and-swap, so looks can race.
  */
 import { DocaError } from '../core/error.js';
+import { isPowerOfTwo } from '../fabric/positions.js';
 import { CompletionType, postCqe } from './cq.js';
 import type { DpaEvents } from './events.js';
 import { H, LAUNCH, LaunchState, OBJ, ObjKind } from './layout.js';
-import { ASYNC_OPS, MAX_QUEUE, ObjState, WAIT_SIZE, WaitOp } from './objects.js';
+import { ASYNC_OPS, MAX_QUEUE, ObjState, WAIT, WAIT_SIZE, WaitOp, WaitState } from './objects.js';
 import type { DpaTables } from './tables.js';
 
 
@@ -51,7 +52,7 @@ export function waitList(dpa: DpaTables, ops: number, call: string): { size: num
   try {
     dpa.checkFault(ops, call);
     const size = dpa.u32(ops, ASYNC_OPS.SIZE);
-    if (size < 1 || size > MAX_QUEUE || (size & (size - 1)) !== 0) throw new DocaError('UNEXPECTED', call, `the async ops' entry says it holds ${size} operations, not a power of two up to ${MAX_QUEUE}`);
+    if (!isPowerOfTwo(size) || size > MAX_QUEUE) throw new DocaError('UNEXPECTED', call, `the async ops' entry says it holds ${size} operations, not a power of two up to ${MAX_QUEUE}`);
     return { size, list: dpa.arenaRange(dpa.u32(ops, ASYNC_OPS.LIST), size * WAIT_SIZE, "the async ops' wait list", call) };
   } catch (err) {
     dpa.fault(ops, 'UNEXPECTED', `${(err as Error).message}; its waits are dropped`);
@@ -76,21 +77,21 @@ export function checkWaits(dpa: DpaTables, events: DpaEvents, ops: number): void
   let left = 0;
   for (let i = 0; i < size; i++) {
     const at = list + i * WAIT_SIZE;
-    if (Atomics.load(dpa.i32, at / 4) !== 1) continue;
-    const index = dpa.view.getUint32(at + 8, true);
+    if (Atomics.load(dpa.i32, (at + WAIT.STATE) / 4) !== WaitState.POSTED) continue;
+    const index = dpa.view.getUint32(at + WAIT.EVENT, true);
     let value: bigint;
     try {
-      if (!dpa.live(index, dpa.view.getInt32(at + 12, true))) throw new Error('the sync event is no longer usable by the DPA');
+      if (!dpa.live(index, dpa.view.getInt32(at + WAIT.EVENT_GEN, true))) throw new Error('the sync event is no longer usable by the DPA');
       value = events.get(index, 'doca_dpa_dev_sync_event_post_wait');
     } catch (err) {
       dpa.report(`async ops ${ops}: a wait: ${(err as Error).message}; the wait is dropped`);
-      Atomics.compareExchange(dpa.i32, at / 4, 1, 0);
+      Atomics.compareExchange(dpa.i32, (at + WAIT.STATE) / 4, WaitState.POSTED, WaitState.FREE);
       continue;
     }
-    const operand = BigInt(dpa.view.getUint32(at + 16, true));
-    const holds = dpa.view.getUint32(at + 4, true) === WaitOp.GT ? value > operand : value !== operand;
+    const operand = BigInt(dpa.view.getUint32(at + WAIT.VALUE, true));
+    const holds = dpa.view.getUint32(at + WAIT.OP, true) === WaitOp.GT ? value > operand : value !== operand;
     if (!holds) left++;
-    else if (Atomics.compareExchange(dpa.i32, at / 4, 1, 0) === 1 && !complete(dpa, ops, at)) left++;
+    else if (Atomics.compareExchange(dpa.i32, (at + WAIT.STATE) / 4, WaitState.POSTED, WaitState.FREE) === WaitState.POSTED && !complete(dpa, ops, at)) left++;
   }
   if (left > 0) Atomics.or(dpa.i32, word, mask);
 }
@@ -107,7 +108,7 @@ function complete(dpa: DpaTables, ops: number, at: number): boolean {
     return true;
   } catch (err) {
     dpa.report(`async ops ${ops}: ${(err as Error).message}; the wait stays posted`);
-    Atomics.store(dpa.i32, at / 4, 1);
+    Atomics.store(dpa.i32, (at + WAIT.STATE) / 4, WaitState.POSTED);
     return false;
   }
 }

@@ -43,7 +43,8 @@ export const ATTACHED = { THREAD: 16, THREAD_GEN: 20, ARMED: 24 } as const;
 
 /** `doca_dpa_completion`: a ring of elements (COMPLETION_ELEMENT) in the arena. */
 export const COMPLETION = { SIZE: 28, RING: 32, RESERVE: 36, READ: 40, ACK: 44 } as const;
-/** A completion ring element (16 bytes): +0 i32 sequence (position + 1 once written) +4 type +8 user data +12 immediate. */
+/** A completion ring element (16 bytes): the sequence (i32, position + 1 once written), then u32 type, user data and immediate. */
+export const CQE = { SEQUENCE: 0, TYPE: 4, USER_DATA: 8, IMMEDIATE: 12 } as const;
 export const CQE_SIZE = 16;
 /** Largest queue of a completion or async ops (elements): element handles carry 16 bits of position. */
 export const MAX_QUEUE = 1 << 16;
@@ -52,8 +53,11 @@ export const MAX_QUEUE = 1 << 16;
 
 /** `doca_dpa_async_ops`: posted waits (WAIT_SIZE each) in the arena, completing into a completion. */
 export const ASYNC_OPS = { SIZE: 16, LIST: 20, COMPLETION: 24, COMPLETION_GEN: 28, USER_DATA: 32 } as const;
-/** A posted wait: +0 i32 state (0 free, 1 posted) +4 u32 op (1 gt, 2 ne) +8 u32 event index +12 u32 event generation +16 u32 value. */
+/** A posted wait: i32 state (WaitState), u32 op (WaitOp), u32 event index, i32 event generation, u32 value. */
+export const WAIT = { STATE: 0, OP: 4, EVENT: 8, EVENT_GEN: 12, VALUE: 16 } as const;
 export const WAIT_SIZE = 32;
+/** A wait's state word: free, posted (its fields are whole), or being written by the poster. */
+export const WaitState = { FREE: 0, POSTED: 1, WRITING: 2 } as const;
 export const WaitOp = { GT: 1, NE: 2 } as const;
 
 /** A sync event the DPA may use (`doca_sync_event_get_dpa_handle`). */

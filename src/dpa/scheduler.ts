@@ -19,15 +19,16 @@
  * A DPA thread's state word (objects.ts, ThreadState) makes an activation idempotent: one activation
  * while it waits queues it, one while it runs makes it run once more afterwards, more are absorbed.
  */
-import { openRemoteBell, readBellRef, releaseRemoteBell, type RemoteBell } from '../fabric/doorbell.js';
+import { PeerBell } from '../fabric/doorbell.js';
 import type { Segment } from '../fabric/segment.js';
 import { BIT_READY, type DpaLayout, EU, H, OBJ } from './layout.js';
 import { ThreadState } from './objects.js';
 
 export class Scheduler {
   readonly i32: Int32Array;
-  private readonly bells: (RemoteBell | undefined)[] = [];
-  private owner: RemoteBell | undefined;
+  /** EU `e`'s bell, opened at its first ring (fabric/doorbell.ts PeerBell: a dead one is not rung). */
+  private readonly bells: (PeerBell | undefined)[] = [];
+  private readonly owner: PeerBell;
   /**
    * Set in execution units: an EU that makes work is awake and looks at the bitmaps before it sleeps,
    * so when that work is the only work ready it takes it itself instead of waking another EU.
@@ -39,6 +40,7 @@ export class Scheduler {
     readonly layout: DpaLayout,
   ) {
     this.i32 = segment.i32;
+    this.owner = PeerBell.at(segment, H.OWNER_BELL, 'doca_dpa');
   }
 
   get state(): number {
@@ -100,40 +102,19 @@ export class Scheduler {
 
   /** Sets bit `bit` of EU `e`'s bell (waking it if it sleeps); false if its bell is gone (or not up yet). */
   ringEu(e: number, bit: number): boolean {
-    let bell = this.bells[e];
-    if (!bell || bell.dead) {
-      if (bell) releaseRemoteBell(bell);
-      this.bells[e] = bell = this.open(this.layout.eu(e) + EU.BELL);
-      if (!bell) return false; // not up yet: it looks at everything before its first sleep
-    }
-    bell.ring(bit);
-    return !bell.dead;
+    // An EU not up yet has no bell: it looks at everything before its first sleep.
+    return (this.bells[e] ??= PeerBell.at(this.segment, this.layout.eu(e) + EU.BELL, 'doca_dpa')).ring(bit);
   }
 
   /** Wakes the owner (an RPC finished, an EU came up or left, a stopping thread stopped). */
   ringOwner(): void {
-    if (!this.owner || this.owner.dead) {
-      if (this.owner) releaseRemoteBell(this.owner);
-      this.owner = this.open(H.OWNER_BELL);
-      if (!this.owner) return;
-    }
     this.owner.ring(0);
   }
 
   /** Lets go of every bell this thread opened for the DPA. */
   close(): void {
-    for (const b of this.bells) if (b) releaseRemoteBell(b);
+    for (const bell of this.bells) bell?.release();
     this.bells.length = 0;
-    if (this.owner) releaseRemoteBell(this.owner);
-    this.owner = undefined;
-  }
-
-  private open(offset: number): RemoteBell | undefined {
-    try {
-      const ref = readBellRef(this.segment, offset, 'doca_dpa');
-      return ref && openRemoteBell(ref, 'doca_dpa');
-    } catch {
-      return undefined; // gone, or not a bell: nobody to wake
-    }
+    this.owner.release();
   }
 }

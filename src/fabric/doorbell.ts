@@ -323,9 +323,14 @@ export class PeerBell {
     return new PeerBell(() => ref, call);
   }
 
-  /** Wakes the source's engine if it sleeps (no syscall otherwise); nothing when there is nobody to wake. */
-  ring(): void {
-    if (this.reach()) this.bell!.ring(this.bit);
+  /**
+   * Sets `bit` (the reference's own by default) and wakes the source's engine if it sleeps (no syscall
+   * otherwise); false when there is nobody to wake (then nothing was set).
+   */
+  ring(bit?: number): boolean {
+    if (!this.reach()) return false;
+    this.bell!.ring(bit ?? this.bit);
+    return !this.bell!.dead;
   }
 
   /** True when there is nobody to wake (checked now: it opens the bell if it can). */

@@ -1,8 +1,9 @@
 /**
  * The comch MsgQ device API (doca_dpa_dev_comch_msgq.h): DPA consumers and their completion contexts
  * (CPU -> DPA), DPA producers (DPA -> CPU). DPA code is the consumer side of a consumer queue
- * (comch/consumer-queue.ts; this is a second implementation of that side, from shared state, since
- * each activation may run on another EU) and the producer side of the CPU consumers' queues.
+ * (comch/consumer-queue.ts: its positions live in shared state, since each activation may run on
+ * another EU, but a slot is posted by the one `postSlot` CPU consumers use) and the producer side of the
+ * CPU consumers' queues (through `QueueView`, as CPU producers fill them).
  *
  * `consumer_ack(n)` posts n receives (credits for the CPU's producers), never more than the queue holds.
  * `get_completion` returns filled receives in order per consumer, round robin over the completion
@@ -14,12 +15,13 @@
  * SEND_ERR on the producer's DPA completion; wrong use (more than 32 bytes, a bad handle, unknown
  * flags, a full completion queue) throws instead, and nothing is sent.
  */
-import { QUEUE_LAYOUT as Q, QueueView } from '../../comch/consumer-queue.js';
+import { MAX_IMM, postSlot, QUEUE_LAYOUT as Q, QueueView } from '../../comch/consumer-queue.js';
 import { CONSUMER as ENTRY_STATE } from '../../comch/layout.js';
 import { attach, detach, type EndpointTable } from '../../comch/endpoint-table.js';
 import { AccessFlag } from '../../core/mmap.js';
 import { DocaError } from '../../core/error.js';
-import { openRemoteBell, releaseRemoteBell, type RemoteBell } from '../../fabric/doorbell.js';
+import { PeerBell } from '../../fabric/doorbell.js';
+import { isPowerOfTwo, slotAt } from '../../fabric/positions.js';
 import { decodeDescriptor, descriptorKey, Segment, SEGMENT_HEADER_SIZE } from '../../fabric/segment.js';
 import { activateAttached, armed, CompletionType, cqPending, postCqe, requestNotification } from '../cq.js';
 import { withdrawPosted } from '../consumer-queue.js';
@@ -28,7 +30,6 @@ import { ATTACHED, COMPLETION, CONSUMER, CONSUMER_COMPLETION, MAX_QUEUE, ObjStat
 import { SubmitFlag } from './core.js';
 import { current, type Eu, u32, u64 } from './runtime.js';
 
-const MAX_IMM = 32;
 /** Consumers of one completion context (dpa/consumer-completion.ts takes at most this many). */
 const MAX_CONSUMERS = 1 << 10;
 /** How long a claim without the claimer's name may wait before it is taken for a dead producer's (as comch/consumer.ts). */
@@ -54,8 +55,7 @@ interface Target {
   id: number;
   queue: QueueView;
   memory: Segment;
-  bell: RemoteBell | undefined;
-  bit: number;
+  bell: PeerBell;
   immLen: number;
 }
 
@@ -124,7 +124,8 @@ function queueOf(eu: Eu, consumer: number, call: string): Queue {
   return queue;
 }
 
-const slotAt = (queue: Queue, position: number) => Q.SLOTS + ((position & (queue.slots - 1)) >>> 0) * Q.SLOT_SIZE;
+/** The byte offset of `position`'s slot in `queue`. */
+const slotOf = (queue: Queue, position: number) => slotAt(Q.SLOTS, position, queue.slots, Q.SLOT_SIZE);
 
 /** `doca_dpa_dev_comch_consumer_ack`: posts `n` immediate-only receives; INVALID_VALUE (none posted) beyond the queue. */
 export function comchConsumerAck(consumerHandle: bigint, n: number | bigint): void {
@@ -163,7 +164,7 @@ function atHead(eu: Eu, consumer: number, queue: Queue, call: string): number {
   if (!positionsHold(eu, consumer, queue, call)) return -1;
   const head = eu.dpa.load(consumer, CONSUMER.HEAD);
   if (head === Atomics.load(queue.i32, Q.POST_TAIL / 4)) return -1;
-  const at = slotAt(queue, head);
+  const at = slotOf(queue, head);
   if (Atomics.load(queue.i32, at / 4) === Q.FILLED) return at;
   return claimDead(eu, consumer, queue, head, at, call) ? DEAD : -1;
 }
@@ -192,7 +193,7 @@ function returnedRing(eu: Eu, cc: number, call: string): { max: number; base: nu
   const dpa = eu.dpa;
   dpa.checkFault(cc, call);
   const max = dpa.u32(cc, CONSUMER_COMPLETION.MAX_RECV);
-  if (max < 1 || max > MAX_QUEUE || (max & (max - 1)) !== 0) throw new DocaError('UNEXPECTED', call, `the completion context's entry names ${max} receives, not a power of two up to ${MAX_QUEUE}`);
+  if (!isPowerOfTwo(max) || max > MAX_QUEUE) throw new DocaError('UNEXPECTED', call, `the completion context's entry names ${max} receives, not a power of two up to ${MAX_QUEUE}`);
   const base = dpa.arenaRange(dpa.u32(cc, CONSUMER_COMPLETION.RETURNED), max * RETURNED_SIZE, "the completion context's returned ring", call);
   const head = dpa.load(cc, CONSUMER_COMPLETION.RET_HEAD);
   const tail = dpa.load(cc, CONSUMER_COMPLETION.RET_TAIL);
@@ -294,7 +295,7 @@ function skipDeadClaim(eu: Eu, consumer: number, queue: Queue): boolean {
   const head = eu.dpa.load(consumer, CONSUMER.HEAD);
   if (eu.dpa.load(consumer, CONSUMER.RELEASED) !== head) return false;
   eu.log(40, `comch consumer ${eu.dpa.u32(consumer, CONSUMER.ID)}: the producer that claimed receive ${head >>> 0} died before filling it; posting it again`);
-  Atomics.store(queue.i32, slotAt(queue, head) / 4, Q.EMPTY);
+  Atomics.store(queue.i32, slotOf(queue, head) / 4, Q.EMPTY);
   eu.dpa.store(consumer, CONSUMER.HEAD, (head + 1) | 0);
   eu.dpa.store(consumer, CONSUMER.RELEASED, (head + 1) | 0);
   post(queue, Atomics.load(queue.i32, Q.POST_TAIL / 4), 1);
@@ -303,14 +304,7 @@ function skipDeadClaim(eu: Eu, consumer: number, queue: Queue): boolean {
 
 /** Posts `n` immediate-only receives from position `tail` (the caller checked there is room). */
 function post(queue: Queue, tail: number, n: number): void {
-  for (let i = 0; i < n; i++) {
-    const at = slotAt(queue, (tail + i) | 0);
-    queue.view.setUint32(at + Q.SLOT.CAPACITY, 0, true);
-    queue.view.setFloat64(at + Q.SLOT.OFFSET, SEGMENT_HEADER_SIZE, true);
-    queue.view.setUint32(at + Q.SLOT.CLAIMER, 0, true);
-    Atomics.store(queue.i32, at / 4, Q.POSTED);
-  }
-  Atomics.store(queue.i32, Q.POST_TAIL / 4, (tail + n) | 0);
+  for (let i = 0; i < n; i++) postSlot(queue.view, queue.i32, queue.slots, (tail + i) | 0, SEGMENT_HEADER_SIZE, 0);
 }
 
 /** `doca_dpa_dev_comch_consumer_get_completion`: the next receive a CPU producer filled, or undefined. */
@@ -336,7 +330,7 @@ export function comchConsumerGetCompletion(completionHandle: bigint): bigint | u
       continue;
     }
     const head = dpa.load(consumer, CONSUMER.HEAD);
-    const returnedAt = base + ((tail & (max - 1)) >>> 0) * RETURNED_SIZE;
+    const returnedAt = slotAt(base, tail, max, RETURNED_SIZE);
     Atomics.store(dpa.i32, returnedAt / 4, consumer);
     Atomics.store(dpa.i32, returnedAt / 4 + 1, head);
     dpa.store(consumer, CONSUMER.HEAD, (head + 1) | 0);
@@ -353,11 +347,11 @@ function element(eu: Eu, handle: bigint, call: string): { queue: Queue; at: numb
   const window = (cc: number) => ({ oldest: dpa.load(cc, CONSUMER_COMPLETION.RET_HEAD), newest: dpa.load(cc, CONSUMER_COMPLETION.RET_TAIL) });
   const { index: cc, position } = dpa.element(handle, ObjKind.CONSUMER_ELEMENT, ObjKind.CONSUMER_COMPLETION, window, call);
   const { max, base } = returnedRing(eu, cc, call);
-  const returnedAt = base + ((position & (max - 1)) >>> 0) * RETURNED_SIZE;
+  const returnedAt = slotAt(base, position, max, RETURNED_SIZE);
   const consumer = Atomics.load(dpa.i32, returnedAt / 4);
   if (!(consumer >= 0 && consumer < dpa.layout.dims.objects && dpa.u32(consumer, OBJ.KIND) === ObjKind.CONSUMER)) throw new DocaError('UNEXPECTED', call, `the returned element names object ${consumer}, which is no consumer`);
   const queue = queueOf(eu, consumer, call);
-  return { queue, at: slotAt(queue, Atomics.load(dpa.i32, returnedAt / 4 + 1)), cc, position };
+  return { queue, at: slotOf(queue, Atomics.load(dpa.i32, returnedAt / 4 + 1)), cc, position };
 }
 
 /**
@@ -404,12 +398,12 @@ export function comchConsumerCompletionAck(completionHandle: bigint, n: number |
   if (count > returned) throw new DocaError('INVALID_VALUE', call, `cannot ack ${count} completions: ${returned} were returned and not acked`);
   const { max, base } = returnedRing(eu, cc, call);
   for (let i = 0; i < count; i++) {
-    const returnedAt = base + (((head + i) & (max - 1)) >>> 0) * RETURNED_SIZE;
+    const returnedAt = slotAt(base, (head + i) | 0, max, RETURNED_SIZE);
     const consumer = Atomics.load(dpa.i32, returnedAt / 4);
     const position = Atomics.load(dpa.i32, returnedAt / 4 + 1);
     if (consumer >= 0 && consumer < dpa.layout.dims.objects && dpa.u32(consumer, OBJ.KIND) === ObjKind.CONSUMER && dpa.load(consumer, OBJ.STATE) === ObjState.STARTED) {
       const queue = queueOf(eu, consumer, call);
-      Atomics.store(queue.i32, slotAt(queue, position) / 4, Q.EMPTY);
+      Atomics.store(queue.i32, slotOf(queue, position) / 4, Q.EMPTY);
       dpa.store(consumer, CONSUMER.RELEASED, (position + 1) | 0);
     }
   }
@@ -499,7 +493,7 @@ function forgetProducer(comch: State, p: number, producer: Producer): void {
 function forgetTarget(target: Target): void {
   if (target.memory !== target.queue.segment) target.memory.close();
   target.queue.segment.close();
-  if (target.bell) releaseRemoteBell(target.bell);
+  target.bell.release();
 }
 
 /** The live CPU consumer `id` of producer `p`'s MsgQ, mapped; undefined if there is none. */
@@ -528,14 +522,7 @@ function targetOf(eu: Eu, producer: Producer, id: number, call: string): Target 
     eu.log(30, `DPA producer: consumer ${id} is unusable: ${(err as Error).message}`);
     return undefined;
   }
-  const ref = table.endpointBell(index);
-  let bell: RemoteBell | undefined;
-  try {
-    bell = ref && openRemoteBell(ref, call);
-  } catch {
-    bell = undefined;
-  }
-  const target: Target = { index, generation, id, queue, memory, bell, bit: ref?.bit ?? 0, immLen: table.immLen(index) };
+  const target: Target = { index, generation, id, queue, memory, bell: PeerBell.of(table.endpointBell(index), call), immLen: table.immLen(index) };
   producer.targets.set(id, target);
   return target;
 }
@@ -575,7 +562,7 @@ function send(eu: Eu, p: number, id: number, imm: Uint8Array, flags: number, cq:
     return;
   }
   target!.queue.fill(claim.slot, 0, eu.dpa.u32(p, PRODUCER.ID), imm.length > 0 ? imm : undefined);
-  target!.bell?.ring(target!.bit);
+  target!.bell.ring();
   // OPTIMIZE_REPORTS: one completion may stand for several sends while the thread has not read it.
   if (flags & SubmitFlag.OPTIMIZE_REPORTS && cqPending(eu.dpa, cq, call)) return;
   postCqe(eu.dpa, cq, CompletionType.SEND, id, 0, call);

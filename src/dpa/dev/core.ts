@@ -7,6 +7,7 @@ import { DocaError } from '../../core/error.js';
 import { yieldCpu } from '../../fabric/segment.js';
 import { activateAttached, cqAck, cqElement, cqGet, cqPending, cqWindow, requestNotification } from '../cq.js';
 import { ObjKind, WorkKind } from '../layout.js';
+import { CQE } from '../objects.js';
 import { current, FINISH, RESCHEDULE, u32, u64, work } from './runtime.js';
 
 /** `doca_dpa_dev_log_level_t`. */
@@ -86,19 +87,19 @@ function element(handle: bigint, call: string): number {
 /** `doca_dpa_dev_get_completion_type`: `CompletionType` (SEND, SEND_ERR, ...). */
 export function getCompletionType(elementHandle: bigint): number {
   const call = 'doca_dpa_dev_get_completion_type';
-  return current(call).dpa.view.getUint32(element(elementHandle, call) + 4, true);
+  return current(call).dpa.view.getUint32(element(elementHandle, call) + CQE.TYPE, true);
 }
 
 /** `doca_dpa_dev_get_completion_user_data`: the user data of what completed (an async op's, say). */
 export function getCompletionUserData(elementHandle: bigint): number {
   const call = 'doca_dpa_dev_get_completion_user_data';
-  return current(call).dpa.view.getUint32(element(elementHandle, call) + 8, true);
+  return current(call).dpa.view.getUint32(element(elementHandle, call) + CQE.USER_DATA, true);
 }
 
 /** `doca_dpa_dev_get_completion_immediate`: the element's 32-bit immediate value. */
 export function getCompletionImmediate(elementHandle: bigint): number {
   const call = 'doca_dpa_dev_get_completion_immediate';
-  return current(call).dpa.view.getUint32(element(elementHandle, call) + 12, true);
+  return current(call).dpa.view.getUint32(element(elementHandle, call) + CQE.IMMEDIATE, true);
 }
 
 /** `doca_dpa_dev_completion_ack`: frees `n` returned elements (INVALID_VALUE for more than were returned). */

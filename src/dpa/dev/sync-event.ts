@@ -8,7 +8,7 @@ import { DocaError } from '../../core/error.js';
 import { yieldCpu } from '../../fabric/segment.js';
 import { checkWaits, waitList } from '../gated.js';
 import { OBJ, ObjKind } from '../layout.js';
-import { SE_SUBSCRIBER, SYNC_EVENT, WAIT_SIZE, WaitOp } from '../objects.js';
+import { SE_SUBSCRIBER, SYNC_EVENT, WAIT, WAIT_SIZE, WaitOp, WaitState } from '../objects.js';
 import { current, u64 } from './runtime.js';
 
 /** Largest value `post_wait_gt/ne` take (and an event may hold when they are posted), as in DOCA. */
@@ -82,12 +82,12 @@ function postWait(call: string, op: number, asyncOpsHandle: bigint, eventHandle:
   const { size, list } = waitList(dpa, ops, call);
   for (let i = 0; i < size; i++) {
     const at = list + i * WAIT_SIZE;
-    if (Atomics.compareExchange(dpa.i32, at / 4, 0, 2) !== 0) continue;
-    dpa.view.setUint32(at + 4, op, true);
-    dpa.view.setUint32(at + 8, event, true);
-    dpa.view.setInt32(at + 12, dpa.load(event, OBJ.GEN), true);
-    dpa.view.setUint32(at + 16, Number(v), true);
-    Atomics.store(dpa.i32, at / 4, 1);
+    if (Atomics.compareExchange(dpa.i32, (at + WAIT.STATE) / 4, WaitState.FREE, WaitState.WRITING) !== WaitState.FREE) continue;
+    dpa.view.setUint32(at + WAIT.OP, op, true);
+    dpa.view.setUint32(at + WAIT.EVENT, event, true);
+    dpa.view.setInt32(at + WAIT.EVENT_GEN, dpa.load(event, OBJ.GEN), true);
+    dpa.view.setUint32(at + WAIT.VALUE, Number(v), true);
+    Atomics.store(dpa.i32, (at + WAIT.STATE) / 4, WaitState.POSTED);
     Atomics.or(dpa.i32, dpa.layout.waitBits / 4 + (ops >>> 5), 1 << (ops & 31));
     checkWaits(dpa, eu.events, ops); // it may hold already; later updates ring the DPA
     return;
