@@ -96,12 +96,6 @@ doca_error_t doca_sync_event_create_from_export(struct doca_dev *dev, const uint
 	err = sdpu_pci_trailer_read(payload + P_TRAILER, dev->info->dpu, "event", call, &slot);
 	if (err != DOCA_SUCCESS)
 		return err;
-	/* Both descriptors are decoded before anything is mapped. */
-	if (sdpu_descriptor_decode(payload + P_CONTROL, &control_d) != DOCA_SUCCESS ||
-	    sdpu_descriptor_decode(payload + P_VALUE, &value_d) != DOCA_SUCCESS) {
-		sdpu_log_sdk(DOCA_LOG_LEVEL_ERROR, SOURCE, "%s: the blob names a segment no process could have (pid 0, or an impossible start or size)", call);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
 	memcpy(&offset, payload + P_OFFSET, 8);
 	ev = calloc(1, sizeof(*ev));
 	if (ev == NULL)
@@ -109,9 +103,16 @@ doca_error_t doca_sync_event_create_from_export(struct doca_dev *dev, const uint
 	sdpu_ctx_init(&ev->ctx, &sdpu_se_ctx_ops);
 	ev->source.bit = -1;
 	ev->imported = true;
+	/* The slot first (NOT_FOUND for a stale export), then both descriptors, decoded before anything they name is mapped. */
 	err = sdpu_export_view_open(&slot, call, &ev->view);
 	if (err != DOCA_SUCCESS)
 		goto failed;
+	if (sdpu_descriptor_decode(payload + P_CONTROL, &control_d) != DOCA_SUCCESS ||
+	    sdpu_descriptor_decode(payload + P_VALUE, &value_d) != DOCA_SUCCESS) {
+		sdpu_log_sdk(DOCA_LOG_LEVEL_ERROR, SOURCE, "%s: the blob names a segment no process could have (pid 0, or an impossible start or size)", call);
+		err = DOCA_ERROR_INVALID_VALUE;
+		goto failed;
+	}
 	err = sdpu_segment_open(&control_d, "syncevent", call, &ev->control);
 	if (err != DOCA_SUCCESS) {
 		sdpu_log_sdk(DOCA_LOG_LEVEL_ERROR, SOURCE, "%s: the event's control block (pid %u) does not open (%s)", call, control_d.pid,

@@ -106,8 +106,6 @@ static struct sdpu_remote_bell *bell_of(struct sdpu_se_waiters *w, uint32_t i)
 	b->bell = NULL;
 	b->opened = false;
 	published = sdpu_bell_ref_read(field(w, i, SDPU_SE_E_BELL), &ref);
-	if (published == 0)
-		return NULL; /* not published yet (a claim in progress): looked at again next time */
 	b->opened = true;
 	b->generation = generation;
 	if (published == 1 && sdpu_remote_bell_open(&ref, &b->bell) == DOCA_SUCCESS)
@@ -127,6 +125,11 @@ static void ring(struct sdpu_se_waiters *w, bool only_wanting)
 		if (sdpu_load(field(w, i, SDPU_SE_E_STATE)) != 1)
 			continue;
 		if (only_wanting && sdpu_load(field(w, i, SDPU_SE_E_WANTS)) != 1)
+			continue;
+		struct sdpu_bell_ref ref;
+
+		/* Claimed, its reference not published yet: being claimed (the owner fields may not be written yet). */
+		if (sdpu_bell_ref_read(field(w, i, SDPU_SE_E_BELL), &ref) == 0)
 			continue;
 		struct sdpu_remote_bell *bell = bell_of(w, i);
 		bool unreachable = bell == NULL || bell->gone || sdpu_segment_revoked(bell->segment);
