@@ -75,12 +75,12 @@ test('sync events between C and TypeScript, under AddressSanitizer', { timeout: 
   ]);
 
   /** A peer of `lang` on the fabric in `dir`: an exporter (on the Arm device) or an importer of `blob` (on the host). */
-  const start = async (t: TestContext, lang: Lang, dir: string, role: 'export' | 'import', options: { blob?: string; ctx?: boolean; dev?: string } = {}) => {
+  const start = async (t: TestContext, lang: Lang, dir: string, role: 'export' | 'import', options: { blob?: string; ctx?: boolean; dev?: string; shared?: boolean } = {}) => {
     const dev = options.dev ?? (role === 'export' ? '03:00.0' : 'b1:00.0');
     const child =
       lang === 'c'
         ? startProgram(t, cPeer, [role, `dev=${dev}`, ...(options.blob ? [`blob=${options.blob}`] : []), ...(options.ctx ? ['ctx'] : [])], dir, ASAN)
-        : spawnChild(t, 'se-peer', [role, dev, ...(options.blob ? [options.blob] : []), ...(options.ctx ? ['ctx'] : [])], { env: { SOFTDPU_FABRIC: dir } });
+        : spawnChild(t, 'se-peer', [role, dev, ...(options.blob ? [options.blob] : []), ...(options.ctx ? ['ctx'] : []), ...(options.shared ? ['shared'] : [])], { env: { SOFTDPU_FABRIC: dir } });
     const peer = peerOf(lang, child);
     await peer.next(/^(ready|import-error .*)$/);
     return peer;
@@ -137,6 +137,22 @@ test('sync events between C and TypeScript, under AddressSanitizer', { timeout: 
       });
     }
   }
+
+  await t.test('a C importer reaches a TypeScript counter in the program\'s own shared memory (setAddr: a mem segment the blob names)', async (t) => {
+    const dir = tempFabricDir(t);
+    const exporter = await start(t, 'ts', dir, 'export', { shared: true });
+    const blob = await blobOf(exporter);
+    assert.notEqual(blob.slice(48, 128), blob.slice(128, 208), 'the value segment is not the control block');
+    const sync = await start(t, 'c', dir, 'import', { blob });
+    const tasks = await start(t, 'c', dir, 'import', { blob, ctx: true });
+    await tasks.ask(`wait async eq ${U32 + 1n} -1`, /^armed$/);
+    await exporter.ask(`set ${U32}`, /^set ok$/);
+    assert.equal((await sync.ask('add 1', /^add (\d+)$/))[1], String(U32));
+    await tasks.next(/^wait ok$/);
+    assert.equal((await exporter.ask('get', /^get (\d+)$/))[1], String(U32 + 1n));
+    await finish(sync);
+    await finish(tasks);
+  });
 
   await t.test('a busy wait spins on the counter without a syscall, until a TypeScript importer sets it', async (t) => {
     const dir = tempFabricDir(t);
