@@ -9,35 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/bytes.h"
 #include "core/shm.h"
 #include "fabric/digest.h"
 #include "fabric/liveness.h"
 
 #define MAGIC 0x5348434d /* 'MCHS' */
-
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, 2);
-	return v;
-}
-
-static double getf64(const uint8_t *p)
-{
-	double v;
-
-	memcpy(&v, p, 8);
-	return v;
-}
 
 uint8_t *sdpu_frames_space(struct sdpu_frame_reader *r, size_t *room)
 {
@@ -84,27 +61,27 @@ static int decode(const uint8_t *body, size_t n, struct sdpu_frame *f, char *why
 
 	if (n < 8)
 		return bad(why, size, "a frame is truncated (%zu of %zu bytes)", n, 8);
-	if (get32(body) != MAGIC)
+	if (sdpu_get32(body) != MAGIC)
 		return bad(why, size, "not a comch handshake frame (bad magic)", 0, 0);
-	if (get16(body + 4) != SDPU_WIRE_VERSION) {
+	if (sdpu_get16(body + 4) != SDPU_WIRE_VERSION) {
 		*other_version = true;
-		return bad(why, size, "handshake version %zu is not %zu", get16(body + 4), SDPU_WIRE_VERSION);
+		return bad(why, size, "handshake version %zu is not %zu", sdpu_get16(body + 4), SDPU_WIRE_VERSION);
 	}
 	memset(f, 0, sizeof(*f));
-	f->type = get16(body + 6);
+	f->type = sdpu_get16(body + 6);
 	switch (f->type) {
 	case SDPU_HELLO:
 		if (fields < 58)
 			return bad(why, size, "HELLO frame is truncated (%zu of %zu bytes)", fields, 58);
-		f->name_len = get16(x + 56);
+		f->name_len = sdpu_get16(x + 56);
 		if (fields != 58 + (size_t)f->name_len)
 			return bad(why, size, "HELLO frame has %zu bytes for a %zu-byte name", fields, f->name_len);
-		f->pid = getf64(x);
-		f->start = getf64(x + 8);
+		f->pid = sdpu_getf64(x);
+		f->start = sdpu_getf64(x + 8);
 		text(f->client_pci, x + 16, 16);
 		text(f->arm_pci, x + 32, 16);
-		f->max_msg_size = get32(x + 48);
-		f->recv_queue_size = get32(x + 52);
+		f->max_msg_size = sdpu_get32(x + 48);
+		f->recv_queue_size = sdpu_get32(x + 52);
 		f->name = x + 58;
 		return 1;
 	case SDPU_WELCOME:
@@ -112,11 +89,11 @@ static int decode(const uint8_t *body, size_t n, struct sdpu_frame *f, char *why
 			return bad(why, size, "WELCOME frame is truncated (%zu of %zu bytes)", fields, 72);
 		if (sdpu_descriptor_decode(x + 16, &f->segment) != DOCA_SUCCESS)
 			return bad(why, size, "WELCOME frame: its segment descriptor holds impossible values", 0, 0);
-		f->pid = getf64(x);
-		f->start = getf64(x + 8);
-		f->msg_size = get32(x + 56);
-		f->c2s_slots = get32(x + 60);
-		f->s2c_slots = get32(x + 64);
+		f->pid = sdpu_getf64(x);
+		f->start = sdpu_getf64(x + 8);
+		f->msg_size = sdpu_get32(x + 56);
+		f->c2s_slots = sdpu_get32(x + 60);
+		f->s2c_slots = sdpu_get32(x + 64);
 		return 1;
 	case SDPU_READY:
 		return 1;
@@ -125,10 +102,10 @@ static int decode(const uint8_t *body, size_t n, struct sdpu_frame *f, char *why
 
 		if (fields < 4)
 			return bad(why, size, "REJECT frame is truncated (%zu of %zu bytes)", fields, 4);
-		r = get16(x + 2);
+		r = sdpu_get16(x + 2);
 		if (fields < 4 + r)
 			return bad(why, size, "REJECT frame is truncated (%zu of %zu bytes)", fields, 4 + r);
-		f->code = get16(x);
+		f->code = sdpu_get16(x);
 		memcpy(f->reason, x + 4, r > 1024 ? 1024 : r);
 		f->reason[r > 1024 ? 1024 : r] = '\0';
 		return 1;
@@ -152,7 +129,7 @@ int sdpu_frames_next(struct sdpu_frame_reader *r, struct sdpu_frame *f, char *wh
 	if (r->len < 4)
 		return 0;
 	at = r->buf;
-	length = get32(at);
+	length = sdpu_get32(at);
 	if (length > SDPU_MAX_FRAME)
 		return bad(why, size, "a %zu-byte handshake frame exceeds the %zu-byte limit", length, SDPU_MAX_FRAME);
 	if (r->len < 4 + (size_t)length)
@@ -174,16 +151,6 @@ static size_t frame(uint8_t *out, uint16_t type, size_t fields)
 	return 12 + fields;
 }
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, 4);
-}
-
-static void putf64(uint8_t *p, double v)
-{
-	memcpy(p, &v, 8);
-}
-
 size_t sdpu_encode_hello(uint8_t *out, const char *client_pci, const char *arm_pci, uint32_t max_msg_size,
 			 uint32_t recv_queue_size, const uint8_t *name, uint16_t name_len)
 {
@@ -191,12 +158,12 @@ size_t sdpu_encode_hello(uint8_t *out, const char *client_pci, const char *arm_p
 	size_t n = frame(out, SDPU_HELLO, 58 + (size_t)name_len);
 	uint8_t *x = out + 12;
 
-	putf64(x, self.pid);
-	putf64(x + 8, (double)self.start);
+	sdpu_putf64(x, self.pid);
+	sdpu_putf64(x + 8, (double)self.start);
 	memcpy(x + 16, client_pci, strnlen(client_pci, 16));
 	memcpy(x + 32, arm_pci, strnlen(arm_pci, 16));
-	put32(x + 48, max_msg_size);
-	put32(x + 52, recv_queue_size);
+	sdpu_put32(x + 48, max_msg_size);
+	sdpu_put32(x + 52, recv_queue_size);
 	memcpy(x + 56, &name_len, 2);
 	memcpy(x + 58, name, name_len);
 	return n;
@@ -208,13 +175,13 @@ size_t sdpu_encode_welcome(uint8_t *out, const struct sdpu_descriptor *segment, 
 	size_t n = frame(out, SDPU_WELCOME, 72);
 	uint8_t *x = out + 12;
 
-	putf64(x, self.pid);
-	putf64(x + 8, (double)self.start);
+	sdpu_putf64(x, self.pid);
+	sdpu_putf64(x + 8, (double)self.start);
 	sdpu_descriptor_encode(segment, x + 16);
-	put32(x + 56, msg_size);
-	put32(x + 60, c2s);
-	put32(x + 64, s2c);
-	put32(x + 68, 0); /* connection id: 0 today */
+	sdpu_put32(x + 56, msg_size);
+	sdpu_put32(x + 60, c2s);
+	sdpu_put32(x + 64, s2c);
+	sdpu_put32(x + 68, 0); /* connection id: 0 today */
 	return n;
 }
 

@@ -11,6 +11,7 @@
 
 #include <doca_log.h>
 
+#include "core/bytes.h"
 #include "core/internal.h"
 
 #define MAGIC 0x42504453 /* 'SDPB' */
@@ -44,45 +45,19 @@ uint32_t sdpu_crc32(const uint8_t *data, size_t len)
 	return crc ^ 0xffffffffu;
 }
 
-static void put32(uint8_t *at, uint32_t v)
-{
-	memcpy(at, &v, 4);
-}
-
-static void put16(uint8_t *at, uint16_t v)
-{
-	memcpy(at, &v, 2);
-}
-
-static uint32_t get32(const uint8_t *at)
-{
-	uint32_t v;
-
-	memcpy(&v, at, 4);
-	return v;
-}
-
-static uint16_t get16(const uint8_t *at)
-{
-	uint16_t v;
-
-	memcpy(&v, at, 2);
-	return v;
-}
-
 void sdpu_blob_seal(uint8_t *blob, enum sdpu_blob_kind kind, size_t payload, const uint8_t fabric_id[8])
 {
 	size_t len = SDPU_BLOB_HEADER + payload;
 
-	put32(blob, MAGIC);
-	put16(blob + 4, VERSION);
-	put16(blob + 6, (uint16_t)kind);
-	put32(blob + 8, (uint32_t)len);
+	sdpu_put32(blob, MAGIC);
+	sdpu_put16(blob + 4, VERSION);
+	sdpu_put16(blob + 6, (uint16_t)kind);
+	sdpu_put32(blob + 8, (uint32_t)len);
 	if (fabric_id != NULL)
 		memcpy(blob + 16, fabric_id, 8);
 	else
 		memset(blob + 16, 0, 8);
-	put32(blob + 12, sdpu_crc32(blob + 16, len - 16));
+	sdpu_put32(blob + 12, sdpu_crc32(blob + 16, len - 16));
 }
 
 doca_error_t sdpu_blob_check(const uint8_t *blob, size_t len, enum sdpu_blob_kind kind, size_t payload,
@@ -95,17 +70,17 @@ doca_error_t sdpu_blob_check(const uint8_t *blob, size_t len, enum sdpu_blob_kin
 	if (blob == NULL || len < SDPU_BLOB_HEADER) {
 		snprintf(why, sizeof(why), "the export blob is truncated (%zu bytes)", blob == NULL ? (size_t)0 : len);
 		problem = why;
-	} else if (get32(blob) != MAGIC) {
+	} else if (sdpu_get32(blob) != MAGIC) {
 		problem = "the data is not a softdpu export blob";
-	} else if (get16(blob + 4) != VERSION) {
-		snprintf(why, sizeof(why), "the export blob has version %u, not %d", get16(blob + 4), VERSION);
+	} else if (sdpu_get16(blob + 4) != VERSION) {
+		snprintf(why, sizeof(why), "the export blob has version %u, not %d", sdpu_get16(blob + 4), VERSION);
 		problem = why;
-	} else if (get32(blob + 8) != len) {
-		snprintf(why, sizeof(why), "the export blob is truncated or padded (%zu bytes, its header says %u)", len, get32(blob + 8));
+	} else if (sdpu_get32(blob + 8) != len) {
+		snprintf(why, sizeof(why), "the export blob is truncated or padded (%zu bytes, its header says %u)", len, sdpu_get32(blob + 8));
 		problem = why;
-	} else if (get32(blob + 12) != sdpu_crc32(blob + 16, len - 16)) {
+	} else if (sdpu_get32(blob + 12) != sdpu_crc32(blob + 16, len - 16)) {
 		problem = "the export blob is corrupted (checksum mismatch)";
-	} else if ((got = get16(blob + 6)) != (uint32_t)kind) {
+	} else if ((got = sdpu_get16(blob + 6)) != (uint32_t)kind) {
 		if (kind_name(got) != NULL)
 			snprintf(why, sizeof(why), "the blob is a %s blob, not a %s blob", kind_name(got), kind_name(kind));
 		else
@@ -127,8 +102,8 @@ void sdpu_pci_trailer_write(uint8_t *at, const struct sdpu_export_slot *slot, co
 {
 	size_t n = strlen(dpu);
 
-	put32(at, slot->index);
-	put32(at + 4, (uint32_t)slot->generation);
+	sdpu_put32(at, slot->index);
+	sdpu_put32(at + 4, (uint32_t)slot->generation);
 	sdpu_descriptor_encode(&slot->table, at + 8);
 	memset(at + 8 + SDPU_DESCRIPTOR_SIZE, 0, 64);
 	memcpy(at + 8 + SDPU_DESCRIPTOR_SIZE, dpu, n > 64 ? 64 : n);
@@ -144,8 +119,8 @@ doca_error_t sdpu_pci_trailer_read(const uint8_t *at, const char *dpu, const cha
 		sdpu_log_sdk(DOCA_LOG_LEVEL_ERROR, call, "the %s was exported on DPU \"%s\"; this device belongs to %s", what, name, dpu);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	slot->index = get32(at);
-	slot->generation = (int32_t)get32(at + 4);
+	slot->index = sdpu_get32(at);
+	slot->generation = (int32_t)sdpu_get32(at + 4);
 	if (sdpu_descriptor_decode(at + 8, &slot->table) != DOCA_SUCCESS) {
 		sdpu_log_sdk(DOCA_LOG_LEVEL_ERROR, call, "the blob's export table descriptor is impossible");
 		return DOCA_ERROR_INVALID_VALUE;
