@@ -7,6 +7,7 @@
  * start, and the workloads use one.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -29,20 +30,28 @@ export const ARM = '03:00.0';
 export const HOST = 'b1:00.0';
 
 /**
- * Runs `op(i)` WARMUP + N times (op leaves nothing in flight; it may be async) with the clock stopped:
- * work the code does per millisecond (liveness answers re-read from /proc every 20 ms) would else count
- * as many times as valgrind's slowness and the machine's load make milliseconds, which no count repeats.
+ * Runs `op(i)` WARMUP times, then N times between two calls of os.loadavg() (libuv's uv_loadavg, which
+ * nothing else here calls: compare.sh has callgrind dump its counts there, so the file of the second
+ * part holds the N operations alone). `op` leaves nothing in flight; it may be async. The clock stands
+ * still meanwhile: work the code does per millisecond (liveness answers re-read from /proc every 20 ms)
+ * would else count as many times as valgrind's slowness and the machine's load make milliseconds.
  */
 export async function measure(op) {
   const [now, date] = [performance.now(), Date.now()];
   const clock = [performance.now, Date.now];
   performance.now = () => now;
   Date.now = () => date;
-  try {
-    for (let i = 0; i < WARMUP + N; i++) {
+  const run = async (from, to) => {
+    for (let i = from; i < to; i++) {
       const p = op(i);
       if (p) await p;
     }
+  };
+  try {
+    await run(0, WARMUP);
+    loadavg();
+    await run(WARMUP, WARMUP + N);
+    loadavg();
   } finally {
     [performance.now, Date.now] = clock;
   }

@@ -5,9 +5,12 @@
 #
 # Each revision other than the working tree gets a temporary git worktree (node_modules symlinked from
 # this checkout when package-lock.json is the same, else npm ci) and is built (npm run build). Every
-# workload then runs under callgrind at N and 2N operations, both after the same warm-up, and
-# (I(2N) - I(N)) / N is its cost per operation: start-up, warm-up and teardown cancel. Each build is
-# measured CG_REPEAT times; the spread is the largest difference between its repeats, over their mean.
+# workload then runs under callgrind at N and 2N operations, both after the same warm-up. Callgrind
+# dumps its counts whenever uv_loadavg is entered, which a workload calls just before and just after
+# its N operations (common.mjs): I is the second part alone, every thread of the process summed, so
+# start-up, warm-up and teardown (whose counts follow the wall clock: timers, lingering) stay out, and
+# (I(2N) - I(N)) / N also cancels what the loop costs once. Each build is measured CG_REPEAT times; the
+# spread is the largest difference between its repeats, over their mean.
 #
 # Environment: CG_N (default 20000), CG_WARMUP (default 5000), CG_REPEAT (default 2), CG_JOBS
 # (callgrind runs at a time, default 2), CG_WORKLOADS (default: all four), CG_NODE_FLAGS (default
@@ -46,13 +49,13 @@ checkout() {
   echo "$dir"
 }
 
-# measure DIR LABEL WORKLOAD OPS REPEAT: runs one workload under callgrind, prints its instructions
-# (every process and thread it made, summed over their callgrind.out files).
+# measure DIR LABEL WORKLOAD OPS REPEAT: runs one workload under callgrind, prints the instructions of
+# its measured operations (the second dump of each process it made, summed).
 measure() {
   local dir=$1 out=$scratch/cg/$2.$3.$4.$5
-  SOFTDPU_CHECKOUT=$dir valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$out.%p.out" \
+  SOFTDPU_CHECKOUT=$dir valgrind --tool=callgrind --trace-children=yes --dump-before=uv_loadavg --callgrind-out-file="$out.%p.out" \
     node $NODE_FLAGS "$here/$3.mjs" "$4" "$WARMUP" >"$out.log" 2>&1 || { echo "$3 ($2, $4 ops) failed: $out.log" >&2; return 1; }
-  awk '/^summary:/ { s += $2 } END { print s }' "$out".*.out
+  awk '/^part:/ { part = $2 } /^summary:/ && part == 2 { s += $2; n++ } END { if (n) printf "%.0f\n", s }' "$out".*.out*
 }
 export -f measure
 export scratch here WARMUP NODE_FLAGS
@@ -70,13 +73,13 @@ for label in base head; do
   done; done; done
 done | xargs -P "$JOBS" -L 1 bash -c 'echo "$1 $2 $3 $4 $(measure "$0" "$1" "$2" "$3" "$4")"' >"$scratch/runs.txt"
 
-if awk 'NF < 5 { bad = 1 } END { exit !bad }' "$scratch/runs.txt"; then echo "some runs failed (CG_KEEP=1 keeps their logs)" >&2; exit 1; fi
 awk -v n="$N" -v base="$base" -v head="${head:-working tree}" '
-  { I[$1, $2, $3, $4] = $5; W[$2] = 1; R[$4] = 1; if (!($2 in order)) order[$2] = ++k }
+  { I[$1, $2, $3, $4] = $5; R[$4] = 1; if (!($2 in order)) order[$2] = ++k; if (NF < 5) bad[$2] = $1 }
   END {
     printf "instructions per operation, (I(2N) - I(N)) / N, N = %d; spread: largest repeat difference / mean\n", n
     printf "%-16s %14s %14s %8s %12s %12s\n", "workload", "base", "head", "ratio", "base spread", "head spread"
     for (i = 1; i <= k; i++) for (w in order) if (order[w] == i) {
+      if (w in bad) { printf "%-16s failed on %s: see its log (CG_KEEP=1 keeps it)\n", w, bad[w]; failed = 1; continue }
       for (b = 0; b < 2; b++) {
         label = b ? "head" : "base"; sum = 0; m = 0; lo = ""; hi = ""
         for (r in R) { v = (I[label, w, 2 * n, r] - I[label, w, n, r]) / n; sum += v; m++
@@ -86,4 +89,5 @@ awk -v n="$N" -v base="$base" -v head="${head:-working tree}" '
       printf "%-16s %14.1f %14.1f %8.4f %11.2f%% %11.2f%%\n", w, mean[0], mean[1], mean[1] / mean[0], spread[0], spread[1]
     }
     printf "base = %s, head = %s\n", base, head
+    exit failed
   }' "$scratch/runs.txt"
