@@ -211,17 +211,19 @@ export class RemoteBell {
 
   /**
    * Source `bit` has work (its data is already published): set its bit, and wake the engine if it
-   * sleeps and nobody woke it yet. No syscall unless it does.
+   * sleeps and nobody woke it yet. No syscall unless it does. False once a wake-up found its pipe
+   * without a reader (the engine is gone).
    */
-  ring(bit: number): void {
+  ring(bit: number): boolean {
     const i32 = this.i32;
-    if (Atomics.load(i32, STATE) === BellState.POLL) return;
+    if (Atomics.load(i32, STATE) === BellState.POLL) return !this.gone;
     const word = BITS + (bit >>> 5);
     const mask = 1 << (bit & 31);
     if ((Atomics.load(i32, word) & mask) === 0) Atomics.or(i32, word, mask);
     if (Atomics.load(i32, STATE) === BellState.ARMED && Atomics.compareExchange(i32, STATE, BellState.ARMED, BellState.RUNG) === BellState.ARMED && !this.gone) {
       if (native.pipeRing(this.fd) === RingResult.Gone) this.gone = true;
     }
+    return !this.gone;
   }
 
   /** True once the owner closed its bell or died (its segment is revoked, or its pipe has no reader). */
@@ -328,9 +330,7 @@ export class PeerBell {
    * otherwise); false when there is nobody to wake (then nothing was set).
    */
   ring(bit?: number): boolean {
-    if (!this.reach()) return false;
-    this.bell!.ring(bit ?? this.bit);
-    return !this.bell!.dead;
+    return this.reach() && this.bell!.ring(bit ?? this.bit);
   }
 
   /** True when there is nobody to wake (checked now: it opens the bell if it can). */
