@@ -59,17 +59,21 @@ export const QUEUE_LAYOUT = {
 } as const;
 
 /**
- * The consumer's side of posting (`view` and `i32` over the queue segment): writes the buffer into the slot of `position` and publishes it, then
- * moves the post tail. The one implementation, for CPU consumers (ConsumerQueue) and DPA ones
- * (dpa/dev/comch-msgq.ts), so both write the same fields in the same order: the state last but the tail.
+ * The consumer's side of posting (`view` and `i32` over the queue segment): writes the buffer into the
+ * `count` slots from `position` (the same buffer in each: DPA consumers post immediate-only receives in
+ * batches) and publishes each, then moves the post tail once. The one implementation, for CPU consumers
+ * (ConsumerQueue) and DPA ones (dpa/dev/comch-msgq.ts), so both write the same fields in the same order:
+ * the state last but the tail.
  */
-export function postSlot(view: DataView, i32: Int32Array, slots: number, position: number, offset: number, capacity: number): void {
-  const at = slotAt(SLOTS, position, slots, SLOT_SIZE);
-  view.setUint32(at + SLOT.CAPACITY, capacity, true);
-  view.setFloat64(at + SLOT.OFFSET, offset, true);
-  view.setUint32(at + SLOT.CLAIMER, 0, true);
-  Atomics.store(i32, (at + SLOT.STATE) / 4, POSTED);
-  Atomics.store(i32, POST_TAIL, (position + 1) | 0);
+export function postSlot(view: DataView, i32: Int32Array, slots: number, position: number, offset: number, capacity: number, count = 1): void {
+  for (let i = 0; i < count; i++) {
+    const at = slotAt(SLOTS, (position + i) | 0, slots, SLOT_SIZE);
+    view.setUint32(at + SLOT.CAPACITY, capacity, true);
+    view.setFloat64(at + SLOT.OFFSET, offset, true);
+    view.setUint32(at + SLOT.CLAIMER, 0, true);
+    Atomics.store(i32, (at + SLOT.STATE) / 4, POSTED);
+  }
+  Atomics.store(i32, POST_TAIL, (position + count) | 0);
 }
 
 /** A filled slot, as the consumer reads it; `bad` names what the producer got wrong. */

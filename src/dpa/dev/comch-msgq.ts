@@ -304,7 +304,7 @@ function skipDeadClaim(eu: Eu, consumer: number, queue: Queue): boolean {
 
 /** Posts `n` immediate-only receives from position `tail` (the caller checked there is room). */
 function post(queue: Queue, tail: number, n: number): void {
-  for (let i = 0; i < n; i++) postSlot(queue.view, queue.i32, queue.slots, (tail + i) | 0, SEGMENT_HEADER_SIZE, 0);
+  postSlot(queue.view, queue.i32, queue.slots, tail, SEGMENT_HEADER_SIZE, 0, n);
 }
 
 /** `doca_dpa_dev_comch_consumer_get_completion`: the next receive a CPU producer filled, or undefined. */
