@@ -108,12 +108,8 @@ test('the comch control path between C and TypeScript, with the scriptable C pee
     await server.waitFor(/^started DOCA_SUCCESS$/);
     const vf = startProgram(t, peer, ['client', 'name=shared', 'dev=b1:00.2'], dir, DEBUG);
     await vf.waitFor(/^started DOCA_ERROR_IN_PROGRESS$/);
-    const retried = async () => {
-      while (vf.stderr.join('').split('\n').filter((l) => /no such server on 0000:03:00\.0 for 0000:b1:00\.2 yet; retrying/.test(l)).length < 3) {
-        assert.equal(vf.proc.exitCode, null, vf.stderr.join(''));
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    };
+    const retried = () =>
+      vf.waitForStderr((text) => text.split('\n').filter((l) => /no such server on 0000:03:00\.0 for 0000:b1:00\.2 yet; retrying/.test(l)).length >= 3, 'three retries');
     await retried();
     assert.deepEqual(linesOf(vf, /RUNNING/), [], 'the VF client must not connect');
     const socket = join(dir, readdirSync(dir).find((n) => n.startsWith('comch-srv.'))!);

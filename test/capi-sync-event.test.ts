@@ -34,20 +34,11 @@ interface Peer {
 function peerOf(lang: Lang, child: Child): Peer {
   let cursor = 0;
   const after = async (from: number, re: RegExp, timeoutMs = 15_000) => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      for (let i = from; i < child.lines.length; i++) {
-        const m = child.lines[i]!.match(re);
-        if (m) {
-          cursor = i + 1;
-          return m;
-        }
-      }
-      const story = () => `${lang} peer ${child.pid}: ${re} not seen; stdout:\n${child.story()}\nstderr: ${child.stderr.join('').slice(-3000)}`;
-      if (child.proc.exitCode !== null || child.proc.signalCode !== null) throw new Error(`exited; ${story()}`);
-      if (Date.now() > deadline) throw new Error(`timed out; ${story()}`);
-      await new Promise((r) => setTimeout(r, 5));
-    }
+    const { match, index } = await child.waitForLine(re, timeoutMs, from).catch((err: Error) => {
+      throw new Error(`${lang} peer ${child.pid}: ${err.message}; stdout:\n${child.story()}`);
+    });
+    cursor = index + 1;
+    return match;
   };
   return {
     lang,
@@ -158,8 +149,7 @@ test('sync events between C and TypeScript, under AddressSanitizer', { timeout: 
     const dir = tempFabricDir(t);
     const exporter = await start(t, 'c', dir, 'export');
     const importer = await start(t, 'ts', dir, 'import', { blob: await blobOf(exporter) });
-    await exporter.ask('syscheck 9', /^armed$/);
-    await new Promise((r) => setTimeout(r, 300));
+    await exporter.ask('syscheck 9', /^armed$/); // printed once every other syscall traps
     await importer.ask('set 9', /^set ok$/);
     assert.equal((await exporter.next(/^syscalls (.*)$/))[1], '0 DOCA_SUCCESS');
   });

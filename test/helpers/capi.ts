@@ -121,10 +121,6 @@ export function startProgram(t: TestContext, path: string, args: string[], fabri
 }
 
 /** Waits until `child`'s stderr (a C program's SDK log) has a line matching `re`. */
-export async function logged(child: Child, re: RegExp, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!re.test(child.stderr.join(''))) {
-    if (Date.now() > deadline) throw new Error(`pid ${child.pid} never logged ${re}; stderr: ${child.stderr.join('').slice(-2000)}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+export function logged(child: Child, re: RegExp, timeoutMs = 20_000): Promise<void> {
+  return child.waitForStderr((text) => re.test(text), String(re), timeoutMs);
 }

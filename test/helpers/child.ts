@@ -25,7 +25,8 @@ export class Child {
   private readonly born = performance.now();
   readonly stderr: string[] = [];
   readonly exited: Promise<Exit>;
-  private waiters: { re: RegExp; resolve: (m: RegExpMatchArray) => void }[] = [];
+  private waiters: { re: RegExp; resolve: (m: RegExpMatchArray, index: number) => void }[] = [];
+  private stderrWaiters: (() => void)[] = [];
 
   constructor(readonly proc: ChildProcess) {
     let partial = '';
@@ -41,7 +42,10 @@ export class Child {
         if (partial) this.onLine(partial);
         partial = '';
       });
-    proc.stderr!.setEncoding('utf8').on('data', (chunk: string) => this.stderr.push(chunk));
+    proc.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+      this.stderr.push(chunk);
+      for (const look of [...this.stderrWaiters]) look();
+    });
     // 'close', not 'exit': by then stdout and stderr are drained, so `lines` and `stderr` are complete.
     this.exited = new Promise((resolve) => proc.once('close', (code, signal) => resolve({ code, signal })));
   }
@@ -51,10 +55,18 @@ export class Child {
   }
 
   /** Resolves with the first line (seen or to come) matching `re`; rejects after `timeoutMs` or on exit. */
-  waitFor(re: RegExp, timeoutMs = 15_000): Promise<RegExpMatchArray> {
-    for (const line of this.lines) {
-      const m = line.match(re);
-      if (m) return Promise.resolve(m);
+  async waitFor(re: RegExp, timeoutMs = 15_000): Promise<RegExpMatchArray> {
+    return (await this.waitForLine(re, timeoutMs)).match;
+  }
+
+  /**
+   * The first line from index `from` on (seen or to come) matching `re`, with its index; rejects after
+   * `timeoutMs` or on exit.
+   */
+  waitForLine(re: RegExp, timeoutMs = 15_000, from = 0): Promise<{ match: RegExpMatchArray; index: number }> {
+    for (let index = from; index < this.lines.length; index++) {
+      const match = this.lines[index]!.match(re);
+      if (match) return Promise.resolve({ match, index });
     }
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => fail(`timed out after ${timeoutMs} ms`), timeoutMs);
@@ -64,9 +76,9 @@ export class Child {
       };
       const waiter = {
         re,
-        resolve: (m: RegExpMatchArray) => {
+        resolve: (match: RegExpMatchArray, index: number) => {
           clearTimeout(timer);
-          resolve(m);
+          resolve({ match, index });
         },
       };
       this.waiters.push(waiter);
@@ -76,6 +88,26 @@ export class Child {
           fail(`exited with ${e.code ?? e.signal}`);
         }
       });
+    });
+  }
+
+  /**
+   * Resolves once the stderr seen so far satisfies `holds` (looked at on every chunk); rejects, naming
+   * `what` and the stderr's tail, after `timeoutMs` or when the child exits first.
+   */
+  waitForStderr(holds: (text: string) => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+    if (holds(this.stderr.join(''))) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const done = (error?: string) => {
+        clearTimeout(timer);
+        this.stderrWaiters = this.stderrWaiters.filter((w) => w !== look);
+        if (error) reject(new Error(`pid ${this.pid} ${error} before it logged ${what}; stderr: ${this.stderr.join('').slice(-2000)}`));
+        else resolve();
+      };
+      const look = () => holds(this.stderr.join('')) && done();
+      const timer = setTimeout(() => done(`took more than ${timeoutMs} ms`), timeoutMs);
+      this.stderrWaiters.push(look);
+      void this.exited.then((e) => this.stderrWaiters.includes(look) && done(`exited with ${e.code ?? e.signal}`));
     });
   }
 
@@ -104,7 +136,7 @@ export class Child {
       const m = line.match(w.re);
       if (m) {
         this.waiters = this.waiters.filter((x) => x !== w);
-        w.resolve(m);
+        w.resolve(m, this.lines.length - 1);
       }
     }
   }
