@@ -7,7 +7,7 @@ import { Dpa } from './dpa.js';
 import { ObjKind } from './layout.js';
 import type { DpaThread } from './thread.js';
 import { count, immDataLen, MAX_RECV } from './comch-endpoint.js';
-import { ComchDpaConsumer } from './comch-consumer.js';
+import type { ComchDpaConsumer } from './comch-consumer.js';
 import { CONSUMER_COMPLETION, RETURNED_SIZE } from './objects.js';
 
 /**
@@ -139,7 +139,8 @@ export class ComchConsumerCompletion extends ThreadAttached {
   _add(consumer: ComchDpaConsumer, slots: number, call: string): void {
     const run = this.dpaRun;
     let used = 0;
-    for (const u of this._users) if (u instanceof ComchDpaConsumer && u !== consumer && u.isStarted) used += u._slots;
+    // Only consumers attach to a consumer completion context (ComchDpaConsumer.setCompletion).
+    for (const u of this._users as Set<ComchDpaConsumer>) if (u !== consumer && u.isStarted) used += u._slots;
     if (used + slots > this.maxRecv) throw new DocaError('NO_MEMORY', call, `${this.name} takes ${this.maxRecv} receives; its consumers already have ${used}, this one wants ${slots}`);
     const i32 = run.tables.i32;
     for (let i = 0; i < this.maxConsumers; i++) {
