@@ -48,6 +48,15 @@ const HELP: [command: string, text: string][] = [
                        write DOCA install trees for C programs, DIR/host and DIR/dpu (headers,
                        libdoca_*.so built from softdpu's C library with the C compiler, pkg-config
                        files), and print the PKG_CONFIG_PATH that selects each side (docs/c.md)`],
+  ['run', `  run --dpu CMD --host CMD [--ready REGEX] [--until-host] [--timeout SECONDS] [--grace SECONDS]
+      [--keep-fabric]  a host<->DPU test, as a CI job runs it: each CMD (a /bin/sh -c string; --dpu and
+                       --host repeat) on a fresh private fabric ($SOFTDPU_FABRIC; $SOFTDPU_SIDE is dpu or
+                       host), the DPU side first, the host side at once or once a line of every DPU
+                       command matches --ready; each line prefixed [dpu] or [host] ([dpu.1]... for
+                       several); --until-host stops the DPU side once the host side succeeded. Exit: 0,
+                       or the first failure's status (128+N for signal N) with the others stopped
+                       (SIGTERM, SIGKILL after --grace, default 5 s); 124 at --timeout (default 300 s,
+                       0 for none). The fabric is removed afterwards unless --keep-fabric (docs/c.md)`],
   ['demo', `  demo                 what \`npm start\` runs: the samples' DPU and host sides as separate processes,
                        on a private fabric (--fabric is ignored)`],
 ];
@@ -201,6 +210,31 @@ const COMMANDS: Record<string, (args: string[]) => number | Promise<number>> = {
     return view({ dir: observedDir(p.values), topology, intervalMs, ...(port === undefined ? {} : { port }) });
   },
   sample,
+  async run(args) {
+    const p = parse('run', args, {
+      dpu: { type: 'string', multiple: true },
+      host: { type: 'string', multiple: true },
+      ready: { type: 'string' },
+      'until-host': { type: 'boolean' },
+      timeout: { type: 'string' },
+      grace: { type: 'string' },
+      'keep-fabric': { type: 'boolean' },
+    });
+    if (!p) return 0;
+    const { run } = await import('./run.js');
+    const v = p.values;
+    return run({
+      dpu: p.lists.dpu ?? [],
+      host: p.lists.host ?? [],
+      fabric: str(v.fabric),
+      topology: str(v.topology),
+      ready: str(v.ready),
+      timeout: str(v.timeout),
+      grace: str(v.grace),
+      untilHost: !!v['until-host'],
+      keepFabric: !!v['keep-fabric'],
+    });
+  },
   async sdk(args) {
     const p = parse('sdk', args, { prefix: { type: 'string' }, cc: { type: 'string' }, cflags: { type: 'string' } });
     if (!p) return 0;

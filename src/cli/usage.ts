@@ -26,11 +26,15 @@ export class UsageError extends Error {
 export interface OptionSpec {
   type: 'string' | 'boolean';
   short?: string;
+  /** A string option that may be given more than once: every value, in order, is in `lists`. */
+  multiple?: boolean;
 }
 
 export interface ParsedFlags {
   values: Record<string, string | boolean | undefined>;
   positionals: string[];
+  /** The values of each `multiple` option given, in the order given (its last one is in `values` too). */
+  lists: Record<string, string[]>;
   /** `-h`/`--help` was given (when it is one of the options): nothing else was checked. */
   help: boolean;
 }
@@ -46,7 +50,8 @@ export function parseFlags(command: string, args: string[], options: Record<stri
   const help = 'help' in options && tokens.some((t) => t.kind === 'option' && t.name === 'help');
   const values: ParsedFlags['values'] = {};
   const positionals: string[] = [];
-  if (help) return { values, positionals, help };
+  const lists: ParsedFlags['lists'] = {};
+  if (help) return { values, positionals, lists, help };
   for (const token of tokens) {
     if (token.kind === 'positional') {
       if (!allowPositionals) throw new UsageError(command, `unexpected argument ${JSON.stringify(token.value)}`);
@@ -65,8 +70,9 @@ export function parseFlags(command: string, args: string[], options: Record<stri
       throw new UsageError(command, `${token.rawName} needs a value (got ${JSON.stringify(token.value)}? write --${token.name}=${token.value})`);
     }
     values[token.name] = token.value;
+    if (spec.multiple) (lists[token.name] ??= []).push(token.value);
   }
-  return { values, positionals, help };
+  return { values, positionals, lists, help };
 }
 
 /** The subcommand (the first positional, one of `subs`) and the arguments after it. */

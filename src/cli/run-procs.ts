@@ -1,0 +1,231 @@
+/**
+ * What `softdpu run` supervises: the DPU side's and the host side's commands, each `/bin/sh -c` in a
+ * process group of its own (so that stopping one stops what it started), their output prefixed line by
+ * line with their side, the first failure's exit status as the outcome. Every way out (all done, a
+ * failure, the timeout, a signal to softdpu run) ends the same: the groups still alive get SIGTERM, then
+ * SIGKILL after the grace period, and it returns once they are gone.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { constants } from 'node:os';
+import type { Readable, Writable } from 'node:stream';
+
+export type RunSide = 'dpu' | 'host';
+
+export interface Supervised {
+  /** Each side's commands, `/bin/sh -c` strings; the DPU side's start first. */
+  dpu: readonly string[];
+  host: readonly string[];
+  /** Every command's environment (SOFTDPU_SIDE is added). */
+  env: NodeJS.ProcessEnv;
+  /** The host side starts once a line of every DPU command matched this; at once when absent. */
+  ready?: RegExp;
+  /** Once every host command exited 0, the DPU side is stopped and the run succeeds. */
+  untilHost: boolean;
+  /** 0: none. */
+  timeoutMs: number;
+  /** From SIGTERM to SIGKILL. */
+  graceMs: number;
+  stdout: Writable;
+  stderr: Writable;
+  /** One line of softdpu run's own ("timed out ..."). */
+  say(line: string): void;
+}
+
+/** The exit status of a timeout, as timeout(1) has it. */
+export const TIMED_OUT = 124;
+
+interface Command {
+  label: string;
+  side: RunSide;
+  text: string;
+  child?: ChildProcess;
+  /** Its exit status once it exited: the code, or 128 + the signal's number. */
+  status?: number;
+  ready: boolean;
+  /** Its stdout and stderr drained (and their partial last lines written). */
+  drained?: Promise<void>;
+}
+
+/** 128 + the signal's number, as shells report a command a signal ended. */
+export function signalStatus(signal: NodeJS.Signals): number {
+  return 128 + (constants.signals[signal] ?? 0);
+}
+
+/** `[dpu]` for a side's only command, `[dpu.1]`, `[dpu.2]`... for several. */
+function commandsOf(side: RunSide, texts: readonly string[]): Command[] {
+  return texts.map((text, i) => ({ label: `[${side}${texts.length > 1 ? `.${i + 1}` : ''}]`, side, text, ready: false }));
+}
+
+/**
+ * Copies `from` to `to` a line at a time, each line after `prefix`; the partial last line when `from`
+ * closes, with a newline. Reading pauses while `to` is full.
+ */
+function prefixLines(from: Readable, to: Writable, prefix: string, onLine: (line: string) => void): Promise<void> {
+  let partial = '';
+  let paused = false;
+  const put = (line: string) => {
+    onLine(line);
+    if (!to.write(`${prefix}${line}\n`) && !paused) {
+      paused = true;
+      from.pause();
+      to.once('drain', () => {
+        paused = false;
+        from.resume();
+      });
+    }
+  };
+  from.setEncoding('utf8').on('data', (chunk: string) => {
+    const lines = (partial + chunk).split('\n');
+    partial = lines.pop()!;
+    for (const line of lines) put(line);
+  });
+  return new Promise((resolve) =>
+    from.once('close', () => {
+      if (partial) put(partial);
+      partial = '';
+      resolve();
+    }),
+  );
+}
+
+/** Sends `signal` to the process group `pgid`; false when the group is gone. */
+function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Resolves once `done()` holds or `ms` passed. There is no event for a process group's end (its
+ * members are not our children), so it is looked at every 20 ms.
+ */
+function until(done: () => boolean, ms: number): Promise<void> {
+  const deadline = performance.now() + ms;
+  return new Promise((resolve) => {
+    const look = () => (done() || performance.now() >= deadline ? resolve() : setTimeout(look, 20));
+    look();
+  });
+}
+
+/** Runs both sides to the end (see the file's comment); resolves with softdpu run's exit status. */
+export async function supervise(o: Supervised): Promise<number> {
+  const dpu = commandsOf('dpu', o.dpu);
+  const host = commandsOf('host', o.host);
+  const all = [...dpu, ...host];
+  let outcome: number | undefined;
+  let stopping = false;
+  let hostStarted = false;
+  let graceTimer: NodeJS.Timeout | undefined;
+  let finished!: () => void;
+  const allExited = new Promise<void>((resolve) => (finished = resolve));
+  const started = () => all.filter((c) => c.child?.pid !== undefined);
+  const running = () => started().filter((c) => c.status === undefined);
+
+  const checkFinished = () => {
+    if (running().length > 0) return;
+    if (stopping || all.every((c) => c.status !== undefined)) finished();
+  };
+
+  /** Decides the outcome (the first decision stands) and stops what still runs with `signal`. */
+  const stop = (status: number, line: string | undefined, signal: NodeJS.Signals = 'SIGTERM') => {
+    if (stopping) return;
+    stopping = true;
+    outcome = status;
+    if (line) o.say(line);
+    clearTimeout(timeoutTimer);
+    for (const c of running()) signalGroup(c.child!.pid!, signal);
+    graceTimer = setTimeout(() => {
+      for (const c of running()) signalGroup(c.child!.pid!, 'SIGKILL');
+    }, o.graceMs);
+    checkFinished();
+  };
+
+  const onExit = (c: Command, code: number | null, signal: NodeJS.Signals | null) => {
+    if (c.status !== undefined) return;
+    c.status = code ?? signalStatus(signal ?? 'SIGKILL');
+    if (!stopping) {
+      const others = running().map((r) => r.label);
+      const stopped = others.length ? `; stopping ${others.join(', ')}` : '';
+      if (c.status !== 0) {
+        stop(c.status, `${c.label} ${signal ? `was killed by ${signal} (${c.status})` : `exited with ${c.status}`}${stopped}`);
+      } else if (c.side === 'dpu' && !c.ready && o.ready && !hostStarted && host.length > 0) {
+        stop(1, `${c.label} exited before a line matched --ready ${JSON.stringify(o.ready.source)}; the host side never started${stopped}`);
+      } else if (c.side === 'host' && o.untilHost && host.every((h) => h.status === 0)) {
+        stop(0, others.length ? `the host side succeeded (--until-host)${stopped}` : undefined);
+      }
+    }
+    checkFinished();
+  };
+
+  const onLine = (c: Command, line: string) => {
+    if (!o.ready || c.side !== 'dpu' || c.ready || !o.ready.test(line)) return;
+    c.ready = true;
+    if (dpu.every((d) => d.ready)) startHost();
+  };
+
+  const start = (c: Command) => {
+    const child = spawn('/bin/sh', ['-c', c.text], { env: { ...o.env, SOFTDPU_SIDE: c.side }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    c.child = child;
+    child.once('error', (err) => {
+      o.say(`${c.label} cannot start /bin/sh: ${err.message}`);
+      onExit(c, 127, null);
+    });
+    child.once('exit', (code, signal) => onExit(c, code, signal));
+    c.drained = Promise.all([
+      prefixLines(child.stdout!, o.stdout, `${c.label} `, (line) => onLine(c, line)),
+      prefixLines(child.stderr!, o.stderr, `${c.label} `, (line) => onLine(c, line)),
+    ]).then(() => undefined);
+  };
+
+  const startHost = () => {
+    if (hostStarted || stopping) return;
+    hostStarted = true;
+    host.forEach(start);
+  };
+
+  const timeoutTimer =
+    o.timeoutMs > 0
+      ? setTimeout(() => {
+          const still = running().map((c) => `${c.label} ${JSON.stringify(c.text)}`);
+          if (!hostStarted && host.length > 0) still.push(`[host] (not started: no --ready line yet)`);
+          stop(TIMED_OUT, `timed out after ${o.timeoutMs / 1000} s; still running: ${still.join(', ')}; killing them`);
+        }, o.timeoutMs)
+      : undefined;
+
+  // A signal to softdpu run goes to every command; a second one kills them at once.
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (!stopping) return stop(signalStatus(signal), `received ${signal}; passing it on to ${running().map((c) => c.label).join(', ') || 'nobody'}`, signal);
+    for (const c of running()) signalGroup(c.child!.pid!, 'SIGKILL');
+  };
+  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+  for (const s of signals) process.on(s, onSignal);
+
+  try {
+    dpu.forEach(start);
+    if (!o.ready) startHost();
+    checkFinished();
+    await allExited;
+    // What the commands left in their groups (a server started with &): the same end, TERM then KILL.
+    const lingering = () => started().filter((c) => signalGroup(c.child!.pid!, 0));
+    for (const c of lingering()) signalGroup(c.child!.pid!, 'SIGTERM');
+    await until(() => lingering().length === 0, o.graceMs);
+    for (const c of lingering()) signalGroup(c.child!.pid!, 'SIGKILL');
+    await until(() => lingering().length === 0, 2000);
+    // The pipes close with the last process that holds them; one that left its group may keep them.
+    let bound: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all(started().map((c) => c.drained)), new Promise((resolve) => (bound = setTimeout(resolve, 1000)))]);
+    clearTimeout(bound);
+    for (const c of started()) {
+      c.child!.stdout!.destroy();
+      c.child!.stderr!.destroy();
+    }
+  } finally {
+    clearTimeout(timeoutTimer);
+    clearTimeout(graceTimer);
+    for (const s of signals) process.off(s, onSignal);
+  }
+  return outcome ?? 0;
+}
