@@ -13,7 +13,7 @@ const dist = join(dirname(fileURLToPath(import.meta.url)), '..');
 test('softdpu --help prints the commands and exits 0', { timeout: 10_000 }, async (t) => {
   const { exit, stdout } = await runCli(t, ['--help']);
   assert.equal(exit.code, 0);
-  for (const word of ['devices', 'fabric clean', '--fabric', '--topology']) assert.ok(stdout.includes(word), word);
+  for (const word of ['devices', 'fabric clean', 'run --dpu CMD --host CMD', '--fabric', '--topology']) assert.ok(stdout.includes(word), word);
 });
 
 test('softdpu devices lists each device with side, names, representors and capabilities', { timeout: 10_000 }, async (t) => {

@@ -6,6 +6,7 @@
  * SIGKILL after the grace period, and it returns once they are gone.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { constants } from 'node:os';
 import type { Readable, Writable } from 'node:stream';
 
@@ -96,6 +97,31 @@ function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+/**
+ * Whether a process of group `pgid` still runs. A zombie (dead, not reaped yet by whoever inherited it)
+ * answers kill(2) too, but is gone for our purpose: where init reaps slowly or never, it would hold the
+ * run up to the end of every bound.
+ */
+function groupRuns(pgid: number): boolean {
+  if (!signalGroup(pgid, 0)) return false;
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return true;
+  }
+  return pids.some((pid) => {
+    try {
+      // pid (comm) state ppid pgrp ...: the comm may hold spaces and parentheses, so after the last ')'.
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return Number(pgrp) === pgid && state !== 'Z' && state !== 'X';
+    } catch {
+      return false;
+    }
+  });
 }
 
 /**
@@ -209,7 +235,7 @@ export async function supervise(o: Supervised): Promise<number> {
     checkFinished();
     await allExited;
     // What the commands left in their groups (a server started with &): the same end, TERM then KILL.
-    const lingering = () => started().filter((c) => signalGroup(c.child!.pid!, 0));
+    const lingering = () => started().filter((c) => groupRuns(c.child!.pid!));
     for (const c of lingering()) signalGroup(c.child!.pid!, 'SIGTERM');
     await until(() => lingering().length === 0, o.graceMs);
     for (const c of lingering()) signalGroup(c.child!.pid!, 'SIGKILL');
