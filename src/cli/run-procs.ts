@@ -221,10 +221,10 @@ export async function supervise(o: Supervised): Promise<number> {
         }, o.timeoutMs)
       : undefined;
 
-  // A signal to softdpu run goes to every command; a second one kills them at once.
+  // A signal to softdpu run goes to every command; a second one kills them (and what they left) at once.
   const onSignal = (signal: NodeJS.Signals) => {
     if (!stopping) return stop(signalStatus(signal), `received ${signal}; passing it on to ${running().map((c) => c.label).join(', ') || 'nobody'}`, signal);
-    for (const c of running()) signalGroup(c.child!.pid!, 'SIGKILL');
+    for (const c of started()) if (groupRuns(c.child!.pid!)) signalGroup(c.child!.pid!, 'SIGKILL');
   };
   const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
   for (const s of signals) process.on(s, onSignal);
