@@ -48,15 +48,17 @@ const HELP: [command: string, text: string][] = [
                        write DOCA install trees for C programs, DIR/host and DIR/dpu (headers,
                        libdoca_*.so built from softdpu's C library with the C compiler, pkg-config
                        files), and print the PKG_CONFIG_PATH that selects each side (docs/c.md)`],
-  ['run', `  run --dpu CMD --host CMD [--ready REGEX] [--until-host] [--timeout SECONDS] [--grace SECONDS]
-      [--keep-fabric]  a host<->DPU test, as a CI job runs it: each CMD (a /bin/sh -c string; --dpu and
+  ['run', `  run --dpu CMD --host CMD [--ready REGEX] [--until-host] [--timeout SECONDS]
+      [--grace SECONDS] [--keep-fabric]
+                       a host<->DPU test, as a CI job runs it: each CMD (a /bin/sh -c string; --dpu and
                        --host repeat) on a fresh private fabric ($SOFTDPU_FABRIC; $SOFTDPU_SIDE is dpu or
                        host), the DPU side first, the host side at once or once a line of every DPU
                        command matches --ready; each line prefixed [dpu] or [host] ([dpu.1]... for
                        several); --until-host stops the DPU side once the host side succeeded. Exit: 0,
                        or the first failure's status (128+N for signal N) with the others stopped
                        (SIGTERM, SIGKILL after --grace, default 5 s); 124 at --timeout (default 300 s,
-                       0 for none). The fabric is removed afterwards unless --keep-fabric (docs/c.md)`],
+                       0 for none). The fabric is removed afterwards unless --keep-fabric (--fabric does not
+                       apply; docs/c.md)`],
   ['demo', `  demo                 what \`npm start\` runs: the samples' DPU and host sides as separate processes,
                        on a private fabric (--fabric is ignored)`],
 ];
