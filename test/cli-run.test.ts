@@ -75,6 +75,14 @@ test('several commands a side: [dpu.1], [dpu.2]; the host side waits for --ready
   assert.ok(lines.indexOf('[host] sent') > Math.max(lines.indexOf('[dpu.1] a ready'), lines.indexOf('[dpu.2] b ready')));
 });
 
+test('a DPU command that exits 0 before its --ready line: exit 1, and the host side never starts', { timeout: 30_000 }, async (t) => {
+  const r = await run(t, ['--dpu', 'echo starting', '--host', 'echo "host ran"', '--ready', 'Server context is running']);
+  assert.equal(r.code, 1, explain(r));
+  assert.match(r.stderr, /^softdpu run: \[dpu\] exited before a line matched --ready "Server context is running"; the host side never started$/m);
+  assert.doesNotMatch(r.stdout, /host ran/);
+  assert.deepEqual(readdirSync(r.tmp), []);
+});
+
 test('the first failure\'s status is returned and the other side is stopped; a signal is 128+N', { timeout: 60_000 }, async (t) => {
   // The DPU side fails only once the host side runs (it wrote to the fifo), so that there is one to stop.
   const r = await run(t, [
