@@ -137,121 +137,152 @@ function until(done: () => boolean, ms: number): Promise<void> {
 }
 
 /** Runs both sides to the end (see the file's comment); resolves with softdpu run's exit status. */
-export async function supervise(o: Supervised): Promise<number> {
-  const dpu = commandsOf('dpu', o.dpu);
-  const host = commandsOf('host', o.host);
-  const all = [...dpu, ...host];
-  let outcome: number | undefined;
-  let stopping = false;
-  let hostStarted = false;
-  let graceTimer: NodeJS.Timeout | undefined;
-  let finished!: () => void;
-  const allExited = new Promise<void>((resolve) => (finished = resolve));
-  const started = () => all.filter((c) => c.child?.pid !== undefined);
-  const running = () => started().filter((c) => c.status === undefined);
+export function supervise(o: Supervised): Promise<number> {
+  return new Supervisor(o).run();
+}
 
-  const checkFinished = () => {
-    if (running().length > 0) return;
-    if (stopping || all.every((c) => c.status !== undefined)) finished();
-  };
+const SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
-  /** Decides the outcome (the first decision stands) and stops what still runs with `signal`. */
-  const stop = (status: number, line: string | undefined, signal: NodeJS.Signals = 'SIGTERM') => {
-    if (stopping) return;
-    stopping = true;
-    outcome = status;
-    if (line) o.say(line);
-    clearTimeout(timeoutTimer);
-    for (const c of running()) signalGroup(c.child!.pid!, signal);
-    graceTimer = setTimeout(() => {
-      for (const c of running()) signalGroup(c.child!.pid!, 'SIGKILL');
-    }, o.graceMs);
-    checkFinished();
-  };
+class Supervisor {
+  private readonly dpu: Command[];
+  private readonly host: Command[];
+  private readonly all: Command[];
+  /** The first decision (a failure, the timeout, a signal, --until-host): it stands. */
+  private outcome: number | undefined;
+  private stopping = false;
+  private hostStarted = false;
+  private timeoutTimer: NodeJS.Timeout | undefined;
+  private graceTimer: NodeJS.Timeout | undefined;
+  private finished!: () => void;
+  private readonly allExited = new Promise<void>((resolve) => (this.finished = resolve));
+  private readonly onSignal = (signal: NodeJS.Signals) => this.signalled(signal);
 
-  const onExit = (c: Command, code: number | null, signal: NodeJS.Signals | null) => {
-    if (c.status !== undefined) return;
-    c.status = code ?? signalStatus(signal ?? 'SIGKILL');
-    if (!stopping) {
-      const others = running().map((r) => r.label);
-      const stopped = others.length ? `; stopping ${others.join(', ')}` : '';
-      if (c.status !== 0) {
-        stop(c.status, `${c.label} ${signal ? `was killed by ${signal} (${c.status})` : `exited with ${c.status}`}${stopped}`);
-      } else if (c.side === 'dpu' && !c.ready && o.ready && !hostStarted && host.length > 0) {
-        stop(1, `${c.label} exited before a line matched --ready ${JSON.stringify(o.ready.source)}; the host side never started${stopped}`);
-      } else if (c.side === 'host' && o.untilHost && host.every((h) => h.status === 0)) {
-        stop(0, others.length ? `the host side succeeded (--until-host)${stopped}` : undefined);
-      }
+  constructor(private readonly o: Supervised) {
+    this.dpu = commandsOf('dpu', o.dpu);
+    this.host = commandsOf('host', o.host);
+    this.all = [...this.dpu, ...this.host];
+  }
+
+  async run(): Promise<number> {
+    for (const s of SIGNALS) process.on(s, this.onSignal);
+    if (this.o.timeoutMs > 0) this.timeoutTimer = setTimeout(() => this.timedOut(), this.o.timeoutMs);
+    try {
+      this.dpu.forEach((c) => this.start(c));
+      if (!this.o.ready) this.startHost();
+      this.checkFinished();
+      await this.allExited;
+      await this.reap();
+    } finally {
+      clearTimeout(this.timeoutTimer);
+      clearTimeout(this.graceTimer);
+      for (const s of SIGNALS) process.off(s, this.onSignal);
     }
-    checkFinished();
-  };
+    return this.outcome ?? 0;
+  }
 
-  const onLine = (c: Command, line: string) => {
-    if (!o.ready || c.side !== 'dpu' || c.ready || !o.ready.test(line)) return;
-    c.ready = true;
-    if (dpu.every((d) => d.ready)) startHost();
-  };
+  private started(): Command[] {
+    return this.all.filter((c) => c.child?.pid !== undefined);
+  }
 
-  const start = (c: Command) => {
-    const child = spawn('/bin/sh', ['-c', c.text], { env: { ...o.env, SOFTDPU_SIDE: c.side }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  private running(): Command[] {
+    return this.started().filter((c) => c.status === undefined);
+  }
+
+  private start(c: Command): void {
+    const child = spawn('/bin/sh', ['-c', c.text], { env: { ...this.o.env, SOFTDPU_SIDE: c.side }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     c.child = child;
     child.once('error', (err) => {
-      o.say(`${c.label} cannot start /bin/sh: ${err.message}`);
-      onExit(c, 127, null);
+      this.o.say(`${c.label} cannot start /bin/sh: ${err.message}`);
+      this.onExit(c, 127, null);
     });
-    child.once('exit', (code, signal) => onExit(c, code, signal));
+    child.once('exit', (code, signal) => this.onExit(c, code, signal));
     c.drained = Promise.all([
-      prefixLines(child.stdout!, o.stdout, `${c.label} `, (line) => onLine(c, line)),
-      prefixLines(child.stderr!, o.stderr, `${c.label} `, (line) => onLine(c, line)),
+      prefixLines(child.stdout!, this.o.stdout, `${c.label} `, (line) => this.onLine(c, line)),
+      prefixLines(child.stderr!, this.o.stderr, `${c.label} `, (line) => this.onLine(c, line)),
     ]).then(() => undefined);
-  };
+  }
 
-  const startHost = () => {
-    if (hostStarted || stopping) return;
-    hostStarted = true;
-    host.forEach(start);
-  };
+  private startHost(): void {
+    if (this.hostStarted || this.stopping) return;
+    this.hostStarted = true;
+    this.host.forEach((c) => this.start(c));
+  }
 
-  const timeoutTimer =
-    o.timeoutMs > 0
-      ? setTimeout(() => {
-          const still = running().map((c) => `${c.label} ${JSON.stringify(c.text)}`);
-          if (!hostStarted && host.length > 0) still.push(`[host] (not started: no --ready line yet)`);
-          stop(TIMED_OUT, `timed out after ${o.timeoutMs / 1000} s; still running: ${still.join(', ')}; killing them`);
-        }, o.timeoutMs)
-      : undefined;
+  private onLine(c: Command, line: string): void {
+    const ready = this.o.ready;
+    if (!ready || c.side !== 'dpu' || c.ready || !ready.test(line)) return;
+    c.ready = true;
+    if (this.dpu.every((d) => d.ready)) this.startHost();
+  }
 
-  // A signal to softdpu run goes to every command; a second one kills them (and what they left) at once.
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (!stopping) return stop(signalStatus(signal), `received ${signal}; passing it on to ${running().map((c) => c.label).join(', ') || 'nobody'}`, signal);
-    for (const c of started()) if (groupRuns(c.child!.pid!)) signalGroup(c.child!.pid!, 'SIGKILL');
-  };
-  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
-  for (const s of signals) process.on(s, onSignal);
+  private onExit(c: Command, code: number | null, signal: NodeJS.Signals | null): void {
+    if (c.status !== undefined) return;
+    c.status = code ?? signalStatus(signal ?? 'SIGKILL');
+    if (!this.stopping) {
+      const others = this.running().map((r) => r.label);
+      const stopped = others.length ? `; stopping ${others.join(', ')}` : '';
+      if (c.status !== 0) {
+        this.stop(c.status, `${c.label} ${signal ? `was killed by ${signal} (${c.status})` : `exited with ${c.status}`}${stopped}`);
+      } else if (c.side === 'dpu' && this.o.ready && !c.ready && !this.hostStarted && this.host.length > 0) {
+        this.stop(1, `${c.label} exited before a line matched --ready ${JSON.stringify(this.o.ready.source)}; the host side never started${stopped}`);
+      } else if (c.side === 'host' && this.o.untilHost && this.host.every((h) => h.status === 0)) {
+        this.stop(0, others.length ? `the host side succeeded (--until-host)${stopped}` : undefined);
+      }
+    }
+    this.checkFinished();
+  }
 
-  try {
-    dpu.forEach(start);
-    if (!o.ready) startHost();
-    checkFinished();
-    await allExited;
-    // What the commands left in their groups (a server started with &): the same end, TERM then KILL.
-    const lingering = () => started().filter((c) => groupRuns(c.child!.pid!));
+  private checkFinished(): void {
+    if (this.running().length > 0) return;
+    if (this.stopping || this.all.every((c) => c.status !== undefined)) this.finished();
+  }
+
+  /** Decides the outcome and stops what still runs with `signal`, then SIGKILL after the grace period. */
+  private stop(status: number, line: string | undefined, signal: NodeJS.Signals = 'SIGTERM'): void {
+    if (this.stopping) return;
+    this.stopping = true;
+    this.outcome = status;
+    if (line) this.o.say(line);
+    clearTimeout(this.timeoutTimer);
+    for (const c of this.running()) signalGroup(c.child!.pid!, signal);
+    this.graceTimer = setTimeout(() => {
+      for (const c of this.running()) signalGroup(c.child!.pid!, 'SIGKILL');
+    }, this.o.graceMs);
+    this.checkFinished();
+  }
+
+  private timedOut(): void {
+    const still = this.running().map((c) => `${c.label} ${JSON.stringify(c.text)}`);
+    if (!this.hostStarted && this.host.length > 0) still.push('[host] (not started: no --ready line yet)');
+    this.stop(TIMED_OUT, `timed out after ${this.o.timeoutMs / 1000} s; still running: ${still.join(', ')}; killing them`);
+  }
+
+  /** A signal to softdpu run goes to every command; a second one kills them (and what they left) at once. */
+  private signalled(signal: NodeJS.Signals): void {
+    if (!this.stopping) {
+      const to = this.running().map((c) => c.label).join(', ') || 'nobody';
+      return this.stop(signalStatus(signal), `received ${signal}; passing it on to ${to}`, signal);
+    }
+    for (const c of this.started()) if (groupRuns(c.child!.pid!)) signalGroup(c.child!.pid!, 'SIGKILL');
+  }
+
+  /**
+   * What the commands left in their groups (a server started with &) ends as they did, TERM then KILL;
+   * then their output is drained.
+   */
+  private async reap(): Promise<void> {
+    const lingering = () => this.started().filter((c) => groupRuns(c.child!.pid!));
     for (const c of lingering()) signalGroup(c.child!.pid!, 'SIGTERM');
-    await until(() => lingering().length === 0, o.graceMs);
+    await until(() => lingering().length === 0, this.o.graceMs);
     for (const c of lingering()) signalGroup(c.child!.pid!, 'SIGKILL');
     await until(() => lingering().length === 0, 2000);
     // The pipes close with the last process that holds them; one that left its group may keep them.
     let bound: NodeJS.Timeout | undefined;
-    await Promise.race([Promise.all(started().map((c) => c.drained)), new Promise((resolve) => (bound = setTimeout(resolve, 1000)))]);
+    await Promise.race([Promise.all(this.started().map((c) => c.drained)), new Promise((resolve) => (bound = setTimeout(resolve, 1000)))]);
     clearTimeout(bound);
-    for (const c of started()) {
+    for (const c of this.started()) {
       c.child!.stdout!.destroy();
       c.child!.stderr!.destroy();
     }
-  } finally {
-    clearTimeout(timeoutTimer);
-    clearTimeout(graceTimer);
-    for (const s of signals) process.off(s, onSignal);
   }
-  return outcome ?? 0;
 }
