@@ -140,6 +140,23 @@ test('--keep-fabric keeps the directory (swept) and says where; --until-host sto
   assert.match(r.stderr, /^softdpu run: the host side succeeded \(--until-host\); stopping \[dpu\]$/m);
 });
 
+test('what a killed process left in the fabric is swept before the directory is kept (or removed)', { timeout: 60_000 }, async (t) => {
+  // The host side kills the DPU's server with SIGKILL once it serves, and lists what it left.
+  const r = await run(t, [
+    '--keep-fabric',
+    '--dpu', `echo $$ > "$SOFTDPU_FABRIC/server.pid"; exec ${softdpu('sample', 'comch_ctrl_path_server')}`,
+    '--ready', 'Server context is running',
+    '--host', 'kill -9 "$(cat "$SOFTDPU_FABRIC/server.pid")"; ls "$SOFTDPU_FABRIC" | sed "s/^/left /"',
+  ]);
+  assert.equal(r.code, 128 + 9, explain(r));
+  assert.match(r.stderr, /^softdpu run: \[dpu\] was killed by SIGKILL \(137\)/m);
+  const left = [...r.stdout.matchAll(/^\[host\] left (\S+)$/gm)].map((m) => m[1]!).filter((name) => name !== 'server.pid');
+  assert.ok(left.length > 0, `the server had entries in the fabric: ${r.stdout}`);
+  const kept = /^softdpu run: kept the fabric directory (\S+)$/m.exec(r.stderr)?.[1];
+  assert.ok(kept, r.stderr);
+  assert.deepEqual(readdirSync(kept), ['server.pid'], `swept: ${left.join(' ')}`);
+});
+
 test('usage errors: one line, exit 2, no fabric made; a bad topology names its field', { timeout: 30_000 }, async (t) => {
   const scratch = tempFabricDir(t, 'sdpu-run-topo-');
   const bad = join(scratch, 'bad.json');
