@@ -11,8 +11,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { FASTPATH_SIZES } from './fastpath.bench.js';
-import { ccProgram, writeSdk } from './lib/capi.js';
-import { buildC, canPin, count, cpuArgs, hooks, medians, pingPong, printScenarios, repeat, type Rtt, rttBaseline, rttFigure, runCRuns, scenario, selected, serverAndClientBoth, sizeLabel, withTempDir } from './lib.js';
+import { buildC, canPin, ccProgram, count, cpuArgs, hooks, medians, pingPong, printScenarios, repeat, type Rtt, rttBaseline, rttFigure, runCRuns, scenario, selected, serverAndClientBoth, sizeLabel, withTempDir, writeSdk } from './lib.js';
 
 type Peer = [string, string[]];
 type Mode = 'busy' | 'notify';
