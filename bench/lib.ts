@@ -1,7 +1,8 @@
 /**
  * Shared by the benchmarks: run settings (lib/config.ts), statistics (lib/measure.ts), the processes
- * they run (lib/processes.ts), and the report (lib/report.ts).
+ * they run (lib/processes.ts), the report (lib/report.ts), and the C library's programs (lib/capi.ts).
  */
+export * from './lib/capi.js';
 export * from './lib/config.js';
 export * from './lib/measure.js';
 export * from './lib/processes.js';

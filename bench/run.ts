@@ -5,6 +5,7 @@
  * which `--json` writes and `--plot` draws (plot.ts).
  */
 import { cpus, loadavg } from 'node:os';
+import { cBench } from './c.bench.js';
 import { comchBench } from './comch.bench.js';
 import { dpaBench } from './dpa.bench.js';
 import { fabricBench } from './fabric.bench.js';
@@ -35,6 +36,7 @@ export const benches: Record<string, () => Promise<Record<string, unknown>>> = {
   faults: faultsBench,
   dpa: dpaBench,
   observe: observeBench,
+  c: cBench,
 };
 
 export interface RunOptions {

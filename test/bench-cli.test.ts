@@ -99,7 +99,7 @@ test('softdpu bench --quick: every scenario has a softdpu figure and its baselin
     assert.ok(b.scenarios > 0, `benchmark ${name} recorded no scenario: measure through scenario() (bench/lib.ts)`);
     assert.ok(result.scenarios.some((s) => s.bench === name), `benchmark ${name} has no entry in scenarios`);
   }
-  for (const name of ['fabric', 'comch', 'fastpath', 'sync-event', 'idle', 'scale', 'threads', 'faults', 'dpa', 'observe']) assert.ok(result.benches[name], `benchmark ${name} ran`);
+  for (const name of ['fabric', 'comch', 'fastpath', 'sync-event', 'idle', 'scale', 'threads', 'faults', 'dpa', 'observe', 'c']) assert.ok(result.benches[name], `benchmark ${name} ran`);
   assert.equal(new Set(result.scenarios.map((s) => s.id)).size, result.scenarios.length, 'scenario ids are unique');
   // Idle CPU can be 0 in a quiet second; every other figure is a time or a rate.
   const valid = (metric: string, v: unknown) => typeof v === 'number' && Number.isFinite(v) && (metric === 'cpu_pct' ? v >= 0 : v > 0);
@@ -132,7 +132,7 @@ test('softdpu bench --quick: every scenario has a softdpu figure and its baselin
   assert.ok(byId.get('sync-event/rtt_async_asleep')!.targets.some((x) => x.text === 'p50 <= 1.0x socket, callbacks'));
   // Tables on stdout, the progress on stderr (not a terminal here: a line per step).
   assert.match(run.stdout, /^comch control path, cross-process/m);
-  assert.match(run.stderr, /^softdpu bench \d+:\d\d \[3\/10\] fastpath > bandwidth_65536$/m);
+  assert.match(run.stderr, /^softdpu bench \d+:\d\d \[3\/11\] fastpath > bandwidth_65536$/m);
 
   const doc = readXml(readFileSync(svg, 'utf8'));
   assert.equal(doc.root, 'svg');
@@ -170,6 +170,33 @@ test('softdpu bench --filter measures only the scenarios it selects; --plot x.ht
   const usage = await softdpu(t, ['bench', 'nope'], {});
   assert.equal(usage.code, 2);
   assert.match(usage.stderr, /unknown benchmark "nope" \(there are: fabric, comch, /);
+});
+
+test('softdpu bench c --quick: the C library against its C references, every row measured (the fast path measured or skipped, saying why)', { timeout: 600_000 }, async (t) => {
+  const dir = tempDir(t);
+  const json = join(dir, 'c.json');
+  const run = await softdpu(t, ['bench', 'c', '--quick', '--json', json], { TMPDIR: dir });
+  assert.equal(run.code, 0, `softdpu bench c exited with ${run.code}\n${run.stderr.slice(-4000)}\n${run.stdout.slice(-4000)}`);
+  const result = JSON.parse(readFileSync(json, 'utf8')) as Result & { benches: Record<string, { details: { fastpath: { skipped?: string } } }> };
+  const ids = result.scenarios.map((s) => s.id);
+  const rows = ['rtt_busy', 'rtt_asleep', 'rtt_busy_c_ts', 'rtt_busy_ts_c', 'rtt_asleep_c_ts', 'rtt_asleep_ts_c', 'rate', 'se_rtt_busy', 'se_rtt_yield'];
+  const skipped = result.benches.c!.details.fastpath.skipped;
+  assert.deepEqual(ids, [...rows, ...(skipped ? [] : ['fastpath_65536', 'fastpath_1048576'])].map((id) => `c/${id}`));
+  for (const s of result.scenarios) {
+    const metric = s.metric;
+    assert.ok(typeof s.softdpu[metric] === 'number' && (s.softdpu[metric] as number) > 0, `${s.id}: softdpu's ${metric} is ${s.softdpu[metric]}`);
+    for (const [key, b] of Object.entries(s.baselines)) assert.ok(typeof b[metric] === 'number' && (b[metric] as number) > 0, `${s.id}: ${key}'s ${metric} is ${b[metric]}`);
+  }
+  const byId = new Map(result.scenarios.map((s) => [s.id, s]));
+  // The round trips asleep carry both processes' CPU, for softdpu and for the reference.
+  for (const f of [byId.get('c/rtt_asleep')!.softdpu, byId.get('c/rtt_asleep')!.baselines.c_unix!]) assert.ok((f.cpu_pinger_us_per_msg as number) > 0 && (f.cpu_echoer_us_per_msg as number) > 0);
+  assert.deepEqual(byId.get('c/rtt_asleep')!.targets.map((x) => x.text), ['p50 <= 1.0x C Unix socket, blocking']);
+  assert.deepEqual(byId.get('c/rtt_busy')!.targets.map((x) => x.text), ['p50 <= 3.0x C shared-memory spin']);
+  assert.match(run.stdout, /^C library \(capi\/\), cross-process/m);
+  assert.match(run.stdout, /softdpu \(C\)/);
+  if (skipped) assert.match(run.stdout, /fast path 64 KiB and 1 MiB, C -> C: skipped: the C library has no fast path yet \(doca_comch_producer_\* answers NOT_SUPPORTED\); \S+: DOCA_ERROR_NOT_SUPPORTED$/m);
+  else assert.deepEqual(byId.get('c/fastpath_65536')!.targets.map((x) => x.text), ['bandwidth >= 0.8x C two-process ring']);
+  assert.deepEqual(readdirSync(dir).sort(), ['c.json'], 'the benchmark removed its temp directory (the install tree, the programs, the fabric)');
 });
 
 test('softdpu bench without dist/bench (an installed package) says where the benchmarks are, exit 2', { timeout: 60_000 }, async (t) => {

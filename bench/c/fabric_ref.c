@@ -7,8 +7,11 @@
  *   fabric_ref futex   N [CPU_A CPU_B]  the same, sleeping in FUTEX_WAIT, woken by FUTEX_WAKE
  *   fabric_ref pipe    N [CPU_A CPU_B]  each side blocks in read() on its own pipe; the other writes 1 byte
  *   fabric_ref eventfd N [CPU_A CPU_B]  each side blocks in read() on its own eventfd; the other writes 1
- *       (the limits of a doorbell wake); each prints {"p50_us","p99_us"} and, for the sleeping ones,
- *       the CPU time (getrusage, user + system) of each side per round trip
+ *       (the limits of a doorbell wake)
+ *   fabric_ref unix    N [CPU_A CPU_B]  64-byte messages over a Unix stream socket pair, blocking
+ *       read() and write() (what a C program would use instead of comch)
+ *       each prints {"p50_us","p99_us"} and, for the sleeping ones, the CPU time (getrusage, user +
+ *       system) of each side per round trip
  *   fabric_ref ring_rtt SIZE N [CPU_A CPU_B]  ping-pong of SIZE bytes through shared buffers, both sides
  *       asleep in FUTEX_WAIT: the pinger copies SIZE bytes in, the echoer copies them to the reply buffer
  *   fabric_ref shm_ring SIZE COUNT POSTED [CPU_A CPU_B]  the comch fast path as two C processes: the
@@ -33,36 +36,16 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
-static double now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
+#include "bench.h"
 
-/* CPU time of this process so far (user + system), in microseconds. */
-static double cpu_us(void) {
-  struct rusage r;
-  getrusage(RUSAGE_SELF, &r);
-  return (r.ru_utime.tv_sec + r.ru_stime.tv_sec) * 1e6 + r.ru_utime.tv_usec + r.ru_stime.tv_usec;
-}
+enum mode { SPIN, YIELD, FUTEX, PIPE, EVENTFD, UNIX };
+static const char *mode_names[] = {"spin", "yield", "futex", "pipe", "eventfd", "unix"};
 
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-#if defined(__x86_64__) || defined(__i386__)
-#define cpu_relax() __builtin_ia32_pause()
-#elif defined(__aarch64__)
-#define cpu_relax() __asm__ volatile("yield")
-#else
-#define cpu_relax() ((void)0)
-#endif
-
-enum mode { SPIN, YIELD, FUTEX, PIPE, EVENTFD };
-static const char *mode_names[] = {"spin", "yield", "futex", "pipe", "eventfd"};
+/* The message of the unix mode. */
+#define UNIX_MSG 64
 
 static void fwait(uint32_t *w, uint32_t v) { syscall(SYS_futex, w, FUTEX_WAIT, v, NULL, NULL, 0); }
 static void fwake(uint32_t *w) { syscall(SYS_futex, w, FUTEX_WAKE, 1, NULL, NULL, 0); }
@@ -94,12 +77,12 @@ static void *shared(size_t size) {
   return p;
 }
 
-/* Sorts round trips (ns) after dropping the first 10% and prints them with both sides' CPU per trip. */
+/* Prints the round trips (ns) after the warm-up (bench.h) with both sides' CPU per trip. */
 static void report(const char *mode, int n, double *rtt, double cpu_a, double cpu_b) {
-  int skip = n / 10, m = n - skip;
-  qsort(rtt + skip, m, sizeof(double), cmp);
+  double p50, p99;
+  rtt_percentiles(rtt, n, &p50, &p99);
   printf("{\"mode\":\"%s\",\"n\":%d,\"p50_us\":%.3f,\"p99_us\":%.3f,\"cpu_pinger_us_per_msg\":%.3f,\"cpu_echoer_us_per_msg\":%.3f}\n", mode, n,
-         rtt[skip + m / 2] / 1e3, rtt[skip + (int)(m * 0.99)] / 1e3, cpu_a / n, cpu_b / n);
+         p50, p99, cpu_a / n, cpu_b / n);
 }
 
 /* The doorbell of one side: a word to change (and wake, when sleeping), or an fd to write to. */
@@ -108,7 +91,22 @@ struct side {
   int rfd, wfd;
 };
 
+/* Moves all `len` bytes through a blocking socket (a stream may split them). */
+static void full_io(int fd, uint8_t *buf, size_t len, int reading) {
+  for (size_t done = 0; done < len;) {
+    ssize_t n = reading ? read(fd, buf + done, len - done) : write(fd, buf + done, len - done);
+    if (n <= 0) _exit(1);
+    done += (size_t)n;
+  }
+}
+
 static void ring_bell(struct side *s, uint32_t i, enum mode m) {
+  if (m == UNIX) {
+    uint8_t msg[UNIX_MSG];
+    memset(msg, (int)(i & 0xff), sizeof msg);
+    full_io(s->wfd, msg, sizeof msg, 0);
+    return;
+  }
   if (m == PIPE || m == EVENTFD) {
     uint64_t one = 1;
     if (write(s->wfd, &one, m == PIPE ? 1 : 8) < 0) _exit(1);
@@ -119,6 +117,11 @@ static void ring_bell(struct side *s, uint32_t i, enum mode m) {
 }
 
 static void await_bell(struct side *s, uint32_t i, enum mode m) {
+  if (m == UNIX) {
+    uint8_t msg[UNIX_MSG];
+    full_io(s->rfd, msg, sizeof msg, 1);
+    return;
+  }
   if (m == PIPE || m == EVENTFD) {
     uint64_t v;
     if (read(s->rfd, &v, m == PIPE ? 1 : 8) <= 0) _exit(1);
@@ -144,6 +147,12 @@ static int pingpong(int n, enum mode m, int cpu_a, int cpu_b) {
   uint32_t *shm = shared(4096);
   double *echo_cpu = (double *)(shm + 32);
   struct side ping = make_side(shm, m), pong = make_side(shm + 16, m); /* separate cache lines */
+  if (m == UNIX) { /* one socket pair: the pinger writes one end, the echoer the other */
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) exit(1);
+    ping = (struct side){shm, sv[1], sv[0]};
+    pong = (struct side){shm + 16, sv[0], sv[1]};
+  }
   pid_t pid = fork();
   if (pid == 0) {
     pin(cpu_b);
@@ -292,13 +301,13 @@ int main(int argc, char **argv) {
   /* Optional trailing CPU_A CPU_B after `fixed` arguments (the mode included). */
 #define CPUS(fixed) (argc == (fixed) + 3 ? atoi(argv[(fixed) + 1]) : -1), (argc == (fixed) + 3 ? atoi(argv[(fixed) + 2]) : -1)
 #define ARGS_OK(fixed) (argc == (fixed) + 1 || argc == (fixed) + 3)
-  for (int m = SPIN; m <= EVENTFD; m++)
+  for (int m = SPIN; m <= UNIX; m++)
     if (ARGS_OK(2) && !strcmp(argv[1], mode_names[m])) return pingpong(atoi(argv[2]), m, CPUS(2));
   if (ARGS_OK(3) && !strcmp(argv[1], "ring_rtt")) return ring_rtt((size_t)atol(argv[2]), atoi(argv[3]), CPUS(3));
   if (ARGS_OK(4) && !strcmp(argv[1], "shm_ring")) return shm_ring((size_t)atol(argv[2]), atol(argv[3]), (uint32_t)atol(argv[4]), CPUS(4));
   if (argc == 3 && !strcmp(argv[1], "copy")) return copy((size_t)atol(argv[2]));
   fprintf(stderr,
-          "usage: fabric_ref spin|yield|futex|pipe|eventfd N [CPU_A CPU_B] | ring_rtt SIZE N [CPU_A CPU_B]\n"
+          "usage: fabric_ref spin|yield|futex|pipe|eventfd|unix N [CPU_A CPU_B] | ring_rtt SIZE N [CPU_A CPU_B]\n"
           "       | shm_ring SIZE COUNT POSTED [CPU_A CPU_B] | copy SIZE\n");
   return 2;
 }

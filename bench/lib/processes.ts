@@ -13,7 +13,8 @@ export const cpuArgs = (cpus: [number, number] = [0, 1]): string[] => (canPin ? 
 export function buildC(name: string): string {
   const src = join(root, 'bench', 'c', `${name}.c`);
   const out = join(root, 'build', 'bench', name);
-  if (!existsSync(out) || statSync(out).mtimeMs < statSync(src).mtimeMs) {
+  const newest = Math.max(statSync(src).mtimeMs, statSync(join(root, 'bench', 'c', 'bench.h')).mtimeMs);
+  if (!existsSync(out) || statSync(out).mtimeMs < newest) {
     mkdirSync(dirname(out), { recursive: true });
     execFileSync(process.env.CC ?? 'cc', ['-O2', '-Wall', '-o', out, src], { stdio: 'inherit' });
   }
@@ -57,9 +58,12 @@ export interface NodeProcess {
   send(text: string): void;
 }
 
-/** Starts `dist/bench/<name>.js` (on `cpu` when given and pinning works). */
+/**
+ * Starts `dist/bench/<name>.js`, or the program at `name` when it is a path (a C peer built by
+ * lib/capi.ts), on `cpu` when given and pinning works.
+ */
 export function startNode(name: string, args: string[], cpu?: number, env: Record<string, string> = {}): NodeProcess {
-  const script = [process.execPath, join(root, 'dist', 'bench', `${name}.js`), ...args];
+  const script = name.includes('/') ? [name, ...args] : [process.execPath, join(root, 'dist', 'bench', `${name}.js`), ...args];
   const [cmd, ...argv] = cpu !== undefined && canPin ? ['taskset', '-c', String(cpu), ...script] : script;
   const child = spawn(cmd!, argv, { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   let out = '';
@@ -98,7 +102,8 @@ export async function together(peers: NodeProcess[]): Promise<string[]> {
 }
 
 /**
- * Starts a server process (cpu 1), once it is ready a client (cpu 0), and resolves with what each printed
+ * Starts a server process (cpu 1), once it is ready a client (cpu 0) (either a Node peer or a program:
+ * startNode), and resolves with what each printed
  * (its last line, parsed as JSON; `{}` for a side that printed nothing).
  */
 export async function serverAndClientBoth<S, C>(server: [string, string[]], client: [string, string[]], env: Record<string, string>): Promise<{ server: S; client: C }> {

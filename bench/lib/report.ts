@@ -13,10 +13,11 @@ export interface Row {
 
 /**
  * Prints rows as an aligned table. Latency cells read "p50 / p99", and their ratios "p50 ratio / p99
- * ratio"; "CPU" rows give each process's CPU time (user + system) per message.
+ * ratio"; "CPU" rows give each process's CPU time (user + system) per message. `contender` heads
+ * softdpu's column (the C library's benchmark says "softdpu (C)").
  */
-export function printTable(title: string, rows: Row[]): void {
-  const header: Required<Row> = { what: 'measurement', softdpu: 'softdpu (Node)', reference: 'reference', ratio: 'ratio', target: 'target: this run' };
+export function printTable(title: string, rows: Row[], contender = 'softdpu (Node)'): void {
+  const header: Required<Row> = { what: 'measurement', softdpu: contender, reference: 'reference', ratio: 'ratio', target: 'target: this run' };
   const keys = (rows.some((r) => r.target) ? ['what', 'softdpu', 'reference', 'ratio', 'target'] : ['what', 'softdpu', 'reference', 'ratio']) as (keyof Row)[];
   const all: Row[] = [header, ...rows];
   const width = (k: keyof Row) => Math.max(...all.map((r) => (r[k] ?? '').length));
@@ -244,8 +245,8 @@ export function scenarioRows(s: Scenario): Row[] {
 }
 
 /** Prints the current benchmark's table: every scenario it recorded (nothing if --filter left none). */
-export function printScenarios(title: string): void {
-  if (recorded.length) printTable(title, recorded.flatMap(scenarioRows));
+export function printScenarios(title: string, contender?: string): void {
+  if (recorded.length) printTable(title, recorded.flatMap(scenarioRows), contender);
 }
 
 /** A ping-pong's figures (Rtt) with the CPU of both sides summed into cpu_us_per_msg. */

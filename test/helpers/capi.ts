@@ -10,6 +10,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { C_FLAGS } from '../../bench/lib/capi.js';
 import { Child, cliPath, type Ran, runCommand } from './child.js';
 import { tempFabricDir } from './fabric.js';
 
@@ -77,8 +78,8 @@ export async function mesonBuild(t: TestContext, tree: SdkTree, side: Side, sour
   return build;
 }
 
-/** The flags every C file of these tests is compiled with. */
-export const C_FLAGS = ['-std=gnu11', '-Wall', '-Wextra', '-Werror', '-DDOCA_ALLOW_EXPERIMENTAL_API'];
+/** The flags every C file of these tests is compiled with: those of the benchmarks' C programs. */
+export { C_FLAGS } from '../../bench/lib/capi.js';
 
 /** Compiles `source` with the C compiler and pkg-config's flags for DOCA's modules (one side); returns the program. */
 export async function ccBuild(t: TestContext, tree: SdkTree, side: Side, source: string, name: string, flags: string[] = []): Promise<string> {
