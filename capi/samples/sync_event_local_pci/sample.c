@@ -18,8 +18,9 @@ static doca_error_t run(struct se_sample *s)
 	size_t blob_len;
 	doca_error_t result = se_open(s, doca_sync_event_cap_is_export_to_remote_pci_supported);
 
-	if (result == DOCA_SUCCESS)
-		result = doca_sync_event_create(&s->event);
+	if (result != DOCA_SUCCESS)
+		return result;
+	result = doca_sync_event_create(&s->event);
 	if (result == DOCA_SUCCESS)
 		result = doca_sync_event_add_publisher_location_remote_pci(s->event);
 	if (result == DOCA_SUCCESS)
