@@ -71,6 +71,7 @@ for side in dpu host; do
 done
 
 # The command of IMPL (nvidia, c, ts) for program NAME on SIDE; the C samples' programs are doca_NAME.
+# Commands are split on spaces when run: the checkout and WORK_DIR must have none in their paths.
 cmd() {
 	local impl=$1 side=$2 name=$3
 	case $impl in
