@@ -12,6 +12,16 @@
 
 #include <doca_build_config.h>
 
+/*
+ * DOCA's doca_compat.h brings in the C library's string, integer, allocation and assert headers for its
+ * helpers, so every DOCA header does; NVIDIA's samples rely on it (their mains call memset, strcpy and
+ * strnlen with no <string.h> of their own).
+ */
+#include <assert.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
 #define DOCA_USED __attribute__((used))
 #define DOCA_STABLE __attribute__((visibility("default")))
 

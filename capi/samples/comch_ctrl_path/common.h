@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * What softdpu's comch control path samples share: their flags, opening a device and a representor by PCI
- * address, and the progress loop. The flow is DOCA's (the control path sample of the Comch guide); the
+ * What softdpu's comch control path samples share: their flags, the progress loop and main (devices.h,
+ * shared with the other samples, opens the device and the representor). The flow is DOCA's (the control path sample of the Comch guide); the
  * code is softdpu's own.
  */
 #ifndef COMCH_CTRL_PATH_COMMON_H_
@@ -12,6 +12,8 @@
 #include <doca_dev.h>
 #include <doca_error.h>
 #include <doca_pe.h>
+
+#include "devices.h"
 
 #define SERVER_NAME "comch_ctrl_path_sample_server"
 #define MAX_TEXT 4080
@@ -26,12 +28,6 @@ struct sample_config {
 
 /* Registers -p, -t and (for the server) -r, starts argp; the defaults are DOCA's samples'. */
 doca_error_t sample_flags(int argc, char **argv, struct sample_config *cfg, bool server);
-
-/* The device at `pci` that passes `check` (a capability), opened. */
-doca_error_t open_device(const char *pci, doca_error_t (*check)(const struct doca_devinfo *), struct doca_dev **dev);
-
-/* The representor of host function `pci` seen from `dev` (the DPU's Arm side), opened. */
-doca_error_t open_representor(struct doca_dev *dev, const char *pci, struct doca_dev_rep **rep);
 
 /*
  * A sample's main: the log backends (standard, and the SDK's on stderr at WARNING), the flags, then
