@@ -115,12 +115,11 @@ for si in "${IMPLS[@]}"; do
 	done
 done
 
-# NVIDIA's and softdpu's C samples take --async-num-tasks (NVIDIA's default, 0, is no pool at all);
-# the TypeScript ones --async_num_tasks, 1 by default.
+# Every implementation takes --async-num-tasks; NVIDIA's default, 0, is no pool at all (softdpu's is 1).
 se_flags() {
 	local impl=$1 side=$2 mode=$3 f
 	[ "$side" = dpu ] && f="-d 03:00.0 -r b1:00.0" || f="-d b1:00.0"
-	case $mode in *async*) [ "$impl" != ts ] && f="$f --async-num-tasks 1" ;; esac
+	case $mode in *async*) f="$f --async-num-tasks 1" ;; esac
 	echo "$f $mode"
 }
 for mode in "" "--atomic" "--async" "--async --atomic"; do

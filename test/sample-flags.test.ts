@@ -54,7 +54,7 @@ test('-j FILE: DOCA sections and single-dash names as keys; unknown keys and wro
   const cases: [string, unknown, RegExp][] = [
     ['unknown.json', { 'no-such-flag': 1 }, /unknown flag "no-such-flag"/],
     ['boolean.json', { async: 'maybe' }, /async is "maybe", not true or false/],
-    ['object.json', { doca_program_flags: { 'dev-pci-addr': { bus: 1 } } }, /dev-pci-addr is \{"bus":1\}, not a string or a number/],
+    ['object.json', { doca_program_flags: { 'dev-pci-addr': { bus: 1 } } }, /pci-addr is \{"bus":1\}, not a string or a number/],
     ['broken.json', '{"pci-addr": ', /cannot read the JSON flags file .*broken\.json/],
   ];
   for (const [name, doc, message] of cases) {
@@ -73,7 +73,7 @@ test('a sample\'s bad command line is one line on stderr naming the flag, exit 2
     [['comch_ctrl_path_client', '--timeout', '0'], /^softdpu sample comch_ctrl_path_client: --timeout "0" is not a positive number of seconds/],
     [['comch_ctrl_path_client', '-l', 'loud'], /^softdpu sample comch_ctrl_path_client: --log-level "loud" is not a log level/],
     [['comch_msgq_dpa_pingpong', '-n', 'x'], /^softdpu sample comch_msgq_dpa_pingpong: --count "x" is not a positive integer/],
-    [['sync_event_local_pci', '--async_num_tasks=-1'], /^softdpu sample sync_event_local_pci: --async_num_tasks "-1" is not a positive integer/],
+    [['sync_event_local_pci', '--async_num_tasks=-1'], /^softdpu sample sync_event_local_pci: --async-num-tasks "-1" is not a positive integer/],
     [['sync_event_local_pci', '--atomic=yes'], /^softdpu sample sync_event_local_pci: --atomic takes no value/],
   ];
   for (const [args, line] of usage) {

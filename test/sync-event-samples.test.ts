@@ -8,7 +8,7 @@ const DPU = ['-d', '03:00.0', '-r', 'b1:00.0'];
 const HOST = ['-d', 'b1:00.0'];
 
 for (const exporter of ['DPU', 'host']) {
-  for (const flags of [[], ['--atomic'], ['--async', '--async_num_tasks', '2'], ['--async', '--atomic']]) {
+  for (const flags of [[], ['--atomic'], ['--async', '--async-num-tasks', '2'], ['--async', '--async_num_tasks=2'], ['--async', '--atomic']]) {
     test(`sync_event_local_pci on the ${exporter} and sync_event_remote_pci on the other side ${flags.join(' ') || '(sync, set)'}`, { timeout: 60_000 }, async (t) => {
       const dir = tempFabricDir(t);
       const [local, remote] = exporter === 'DPU' ? [DPU, HOST] : [HOST, DPU];

@@ -23,6 +23,8 @@ export interface FlagSpec {
   short?: string;
   /** A multi-letter single-dash name DOCA's argp takes (`-pf_dev`), besides `--<long>`. */
   alias?: string;
+  /** Other long names accepted for this flag (`--async_num_tasks`, as DOCA's guide spells what its code calls `--async-num-tasks`). */
+  also?: readonly string[];
   type: 'string' | 'boolean';
   description: string;
   default?: string | boolean;
@@ -92,6 +94,16 @@ export function usage(spec: SampleSpec): string {
 }
 
 /** Flag values from a JSON file: DOCA's `doca_*_flags` sections, or a flat object of long names. */
+/** `-pf_dev` and `--async_num_tasks[=N]` as the flag's own long name; anything else unchanged. */
+function canonicalFlag(known: Record<string, FlagSpec>, arg: string): string {
+  const eq = arg.indexOf('=');
+  const name = eq < 0 ? arg : arg.slice(0, eq);
+  for (const [long, f] of Object.entries(known)) {
+    if ((f.alias && name === `-${f.alias}`) || f.also?.some((a) => name === `--${a}`)) return `--${long}${eq < 0 ? '' : arg.slice(eq)}`;
+  }
+  return arg;
+}
+
 function jsonFlags(path: string, known: Record<string, FlagSpec>, call: string): Record<string, string | boolean> {
   let doc: unknown;
   try {
@@ -102,7 +114,7 @@ function jsonFlags(path: string, known: Record<string, FlagSpec>, call: string):
   if (typeof doc !== 'object' || doc === null) throw new DocaError('INVALID_VALUE', call, `${path} does not hold a JSON object`);
   const sections = Object.entries(doc as Record<string, unknown>).flatMap(([k, v]) => (k.startsWith('doca_') && typeof v === 'object' && v ? Object.entries(v) : [[k, v]]));
   const out: Record<string, string | boolean> = {};
-  const aliases = new Map(Object.entries(known).flatMap(([long, f]) => (f.alias ? [[f.alias, long]] : [])));
+  const aliases = new Map(Object.entries(known).flatMap(([long, f]) => [...(f.alias ? [f.alias] : []), ...(f.also ?? [])].map((a) => [a, long] as const)));
   for (const [key, value] of sections) {
     const long = aliases.get(key as string) ?? (key as string);
     const spec = known[long];
@@ -142,9 +154,8 @@ function badValue(spec: FlagSpec, value: string | boolean | undefined): string |
 export async function runSample(spec: SampleSpec, argv: string[]): Promise<number> {
   const all = { ...spec.flags, ...COMMON_FLAGS };
   const command = `sample ${spec.name}`;
-  const aliases = new Map(Object.entries(all).flatMap(([long, f]) => (f.alias ? [[`-${f.alias}`, `--${long}`]] : [])));
   const options = Object.fromEntries(Object.entries(all).map(([k, f]) => [k, { type: f.type, ...(f.short ? { short: f.short } : {}) }]));
-  const parsed = parseFlags(command, argv.map((a) => aliases.get(a) ?? a), options, false);
+  const parsed = parseFlags(command, argv.map((a) => canonicalFlag(all, a)), options, false);
   if (parsed.help) {
     process.stdout.write(usage(spec));
     return 0;

@@ -41,7 +41,7 @@ interface Side {
 
 /** Opens the device (and, on the DPU, the representor) and makes the comch connection (flows D.5, E.1). */
 async function connect(run: SampleRun, check: (d: Dev) => void): Promise<Side> {
-  const dev = openDeviceByPci(run.values['dev-pci-addr'] as string);
+  const dev = openDeviceByPci(run.values['pci-addr'] as string);
   check(dev);
   const onDpu = dev.asDevinfo().side === 'dpu';
   const rep = onDpu ? openRepresentorByPci(dev, DevinfoRepFilter.NET, run.values['rep-pci'] as string) : undefined;
@@ -110,7 +110,7 @@ function asyncContext(run: SampleRun, event: SyncEvent): { ctx: SyncEventContext
   const ctx = event.asCtx();
   pe.connectCtx(ctx);
   ctx.setUserData(run);
-  const n = Number(run.values.async_num_tasks); // checked by runSample (POSITIVE_INTEGER)
+  const n = Number(run.values['async-num-tasks']); // checked by runSample (POSITIVE_INTEGER)
   const free = (t: Task) => t.free();
   ctx.taskGetSetConf(free, free, n);
   ctx.taskNotifySetSetConf(free, free, n);
@@ -199,10 +199,10 @@ async function remoteMain(run: SampleRun): Promise<void> {
 }
 
 const flags = {
-  'dev-pci-addr': { short: 'd', type: 'string', description: 'PCI address of the device (host function or DPU Arm device)', default: 'b1:00.0' },
+  'pci-addr': { short: 'd', also: ['dev-pci-addr'], type: 'string', description: 'PCI address of the device (host function or DPU Arm device)', default: 'b1:00.0' },
   'rep-pci': { short: 'r', type: 'string', description: 'PCI address of the host function\'s representor (on the DPU only)', default: 'b1:00.0' },
   async: { type: 'boolean', description: 'use the asynchronous mode (the event as a context, tasks on a progress engine)' },
-  async_num_tasks: { type: 'string', description: 'task pool size in async mode', default: '1', value: POSITIVE_INTEGER },
+  'async-num-tasks': { also: ['async_num_tasks'], type: 'string', description: 'task pool size in async mode', default: '1', value: POSITIVE_INTEGER },
   atomic: { type: 'boolean', description: 'signal with an atomic add of 1 instead of a set' },
 } as const;
 
