@@ -259,6 +259,10 @@ doca_error_t doca_mmap_destroy(struct doca_mmap *m)
 			     m->bufs);
 		return DOCA_ERROR_IN_USE;
 	}
+	if (m->users > 0) {
+		sdpu_log_sdk(DOCA_LOG_LEVEL_ERROR, SOURCE, "doca_mmap_destroy: %u comch consumer(s) over the map still exist; destroy them first", m->users);
+		return DOCA_ERROR_IN_USE;
+	}
 	if (m->exported)
 		sdpu_export_revoke(&m->slot);
 	if (m->imported) {

@@ -37,6 +37,8 @@ struct doca_mmap {
 	struct doca_dev **devs;
 	uint32_t ndevs, max_devs;
 	uint32_t bufs;
+	/* Consumers over it (they write into it until destroyed). */
+	uint32_t users;
 	union doca_data user_data;
 	doca_mmap_memrange_free_cb_t *free_cb;
 	void *free_opaque;
