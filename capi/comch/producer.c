@@ -229,7 +229,7 @@ static doca_error_t send_one(struct doca_comch_producer *p, struct doca_comch_pr
 			char what[128];
 			uint32_t id = t->id;
 
-			snprintf(what, sizeof(what), "posted a %u-byte buffer at byte %g of a %zu-byte segment", capacity, offset, t->memory->size);
+			snprintf(what, sizeof(what), "posted a %u-byte buffer at byte %.17g of a %zu-byte segment", capacity, offset, t->memory->size);
 			forget(p, (uint32_t)(t - p->targets));
 			return aborted(p, id, what);
 		}

@@ -123,7 +123,7 @@ doca_error_t doca_mmap_create_from_export(const union doca_data *user_data, cons
 	length = sdpu_getf64(payload + P_LENGTH);
 	if (!sdpu_safe_integer(offset) || !sdpu_safe_integer(length) || length < 1 || offset < SDPU_SEGMENT_HEADER ||
 	    offset + length > (double)m->segment->size) {
-		sdpu_log_sdk(DOCA_LOG_LEVEL_ERROR, SOURCE, "%s: the export names bytes [%g, %g + %g) outside its %zu-byte segment", call, offset, offset,
+		sdpu_log_sdk(DOCA_LOG_LEVEL_ERROR, SOURCE, "%s: the export names bytes [%.17g, %.17g + %.17g) outside its %zu-byte segment", call, offset, offset,
 			     length, m->segment->size);
 		err = DOCA_ERROR_INVALID_VALUE;
 		goto failed;
