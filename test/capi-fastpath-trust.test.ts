@@ -2,7 +2,7 @@
  * The C library's fast path and memory maps trust nothing a peer writes and lose nothing when a peer
  * dies, under AddressSanitizer and UBSan (the library and the C peers built with them, leaks included):
  * a C pair runs clean; corrupt and forged mmap blobs are refused by the C importer with DOCA's error and
- * a line naming what is wrong, in protocol.md's order; a hostile consumer (its queue's indices, a posted
+ * a line naming what is wrong, in protocol.md's order; a hostile consumer (its queue's indices, positions 2 short of 2^32, a posted
  * buffer beyond its memory, a memory descriptor of another process or kind) fails the C producer's send
  * with CONNECTION_ABORTED and never makes it write outside; a hostile producer (a filled buffer longer
  * than posted, too much immediate data, no producer id) fails the C consumer with CONNECTION_ABORTED;
@@ -21,6 +21,8 @@ import { tempFabricDir } from './helpers/fabric.js';
 const SANITIZE = '-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all -g';
 const ASAN = { ASAN_OPTIONS: 'detect_leaks=1:abort_on_error=0', UBSAN_OPTIONS: 'halt_on_error=1:print_stacktrace=1' };
 const IMM = '0102030405060708';
+/** Consumer queues (and rings) start 2 short of 2^32: the attacks meet the wrap. */
+const NEAR_WRAP = { SOFTDPU_START_POSITION: String(2 ** 32 - 2) };
 
 function assertClean(child: Child, what: string): void {
   assert.doesNotMatch(child.stderr.join(''), /Sanitizer|runtime error/, `${what}: ${child.stderr.join('').slice(-4000)}`);
@@ -121,9 +123,9 @@ test('the C fast path and memory maps under AddressSanitizer: hostile and killed
   ] as const) {
     await t.test(`a hostile consumer (${attack}) fails the C producer's send with CONNECTION_ABORTED; nothing is written outside`, async (t) => {
       const dir = tempFabricDir(t);
-      const server = c(t, ['server', 'name=victim'], dir);
+      const server = c(t, ['server', 'name=victim'], dir, NEAR_WRAP);
       await server.waitFor(/^started DOCA_SUCCESS$/);
-      const hostile = spawnChild(t, 'capi/fp-hostile', ['victim'], { env: { SOFTDPU_FABRIC: dir } });
+      const hostile = spawnChild(t, 'capi/fp-hostile', ['victim'], { env: { SOFTDPU_FABRIC: dir, ...NEAR_WRAP } });
       const id = (await hostile.waitFor(/^consumer-running (\d+)$/, 20_000))[1];
       await server.waitFor(new RegExp(`^peer-consumer ${id}$`), 20_000);
       server.send('producer');
@@ -161,9 +163,9 @@ test('the C fast path and memory maps under AddressSanitizer: hostile and killed
   ] as const) {
     await t.test(`a hostile producer (${attack}) fails the C consumer with CONNECTION_ABORTED, its receives flushed, nothing read`, async (t) => {
       const dir = tempFabricDir(t);
-      const server = c(t, ['server', 'name=victim', 'imm=8'], dir);
+      const server = c(t, ['server', 'name=victim', 'imm=8'], dir, NEAR_WRAP);
       await server.waitFor(/^started DOCA_SUCCESS$/);
-      const hostile = spawnChild(t, 'capi/fp-hostile', ['victim'], { env: { SOFTDPU_FABRIC: dir } });
+      const hostile = spawnChild(t, 'capi/fp-hostile', ['victim'], { env: { SOFTDPU_FABRIC: dir, ...NEAR_WRAP } });
       await hostile.waitFor(/^connected$/, 20_000);
       await server.waitFor(/^connected$/, 20_000);
       server.send('consumer');
