@@ -5,13 +5,13 @@
  * consumer, TypeScript producer -> C consumer, C <-> C), payloads of 64 B, 64 KiB and 1 MiB and immediate
  * data intact, C consumers over malloc'd, stack and static memory with PCI_READ_WRITE, AGAIN without a
  * posted buffer, the consumer events, engines asleep on their notification handles woken across the
- * languages, a busy C loop that makes no syscall, consumer queue positions across 2^32, and a C peer
- * killed with SIGKILL at a send.
+ * languages, immediate data limits, a stop's SHUTDOWN flush and DOCA's teardown order (IN_USE), a busy C
+ * loop that makes no syscall, consumer queue positions across 2^32, and memory maps exported from C to
+ * TypeScript (malloc'd and stack memory) and the reverse. Hostile and killed peers: capi-fastpath-trust.
  */
 import assert from 'node:assert/strict';
-import { readdirSync } from 'node:fs';
 import { test, type TestContext } from 'node:test';
-import { type Child, runCli, spawnChild } from './helpers/child.js';
+import { type Child, spawnChild } from './helpers/child.js';
 import { capiFixtures, ccBuild, startProgram, writeSdk } from './helpers/capi.js';
 import { tempFabricDir } from './helpers/fabric.js';
 import { join } from 'node:path';
@@ -127,6 +127,46 @@ test('the comch fast path between C and TypeScript, with the scriptable fast-pat
     await server.waitFor(/^mmap-destroy DOCA_SUCCESS$/);
   });
 
+  await t.test('immediate data limits, a stop flushing posted receives with SHUTDOWN, teardown order (IN_USE)', async (t) => {
+    const dir = tempFabricDir(t);
+    const server = c(t, 'server', ['bufs=4', 'bufsize=256', 'imm=8'], dir);
+    await server.waitFor(/^started DOCA_SUCCESS$/);
+    const client = ts(t, 'client', ['bufs=4', 'bufsize=256', 'imm=8'], dir);
+    const id = await pair(server, client, server, client);
+    // The C consumer takes 8 bytes of immediate data: the TypeScript producer is refused 9.
+    client.send(`send ${id} 64 ${'ab'.repeat(9)}`);
+    await client.waitFor(/^submit DOCA_ERROR_INVALID_VALUE$/);
+    client.send(`sendwait ${id} 64 ${'ab'.repeat(8)}`);
+    await server.waitFor(new RegExp(`^recv 64 ok \\d+ ${'ab'.repeat(8)}$`));
+    // The other way: a TypeScript consumer of 8 bytes, a C producer refused 9 (at submission) and 33 (at alloc_init).
+    client.send('consumer');
+    const tsId = Number((await client.waitFor(/^consumer-running (\d+)$/, 20_000))[1]);
+    await server.waitFor(new RegExp(`^peer-consumer ${tsId}$`), 20_000);
+    server.send('producer');
+    await server.waitFor(/^producer-running \d+$/);
+    server.send(`send ${tsId} 64 ${'cd'.repeat(9)}`);
+    await server.waitFor(/^submit DOCA_ERROR_INVALID_VALUE$/);
+    let from = server.lines.length;
+    server.send(`send ${tsId} 64 ${'cd'.repeat(33)}`);
+    await server.waitForLine(/^submit DOCA_ERROR_INVALID_VALUE$/, 15_000, from);
+    server.send(`sendwait ${tsId} 64 ${'cd'.repeat(8)}`);
+    await client.waitFor(new RegExp(`^recv 64 ok \\d+ ${'cd'.repeat(8)}$`));
+    // Teardown while running is refused; a stop flushes the four posted receives with SHUTDOWN.
+    server.send('destroy');
+    await server.waitFor(/^consumer-destroy DOCA_ERROR_IN_USE$/);
+    await server.waitFor(/^producer-destroy DOCA_ERROR_IN_USE$/);
+    await server.waitFor(/^mmap-destroy DOCA_ERROR_IN_USE$/);
+    server.send('stop-consumer');
+    await server.waitFor(/^consumer-state STOPPING->IDLE$/, 20_000);
+    assert.equal(server.lines.filter((l) => l === 'recv-error DOCA_ERROR_SHUTDOWN').length, 4, server.story());
+    await client.waitFor(new RegExp(`^peer-consumer-expired ${id}$`), 20_000);
+    server.send('stop-producer');
+    await server.waitFor(/^producer-state RUNNING->IDLE$/);
+    from = server.lines.length;
+    server.send('destroy');
+    await server.waitForLine(/^mmap-destroy DOCA_SUCCESS$/, 15_000, from);
+  });
+
   await t.test('a C engine busy with a running consumer and producer makes no syscall when there is nothing to do', async (t) => {
     const dir = tempFabricDir(t);
     const server = c(t, 'server', [], dir);
@@ -209,10 +249,3 @@ test('the comch fast path between C and TypeScript, with the scriptable fast-pat
   });
 });
 
-/** Fabric entries of processes that are gone, after a sweep (none may be left). */
-export async function sweptOf(t: TestContext, dir: string, dead: number[]): Promise<void> {
-  const r = await runCli(t, ['fabric', 'clean', '--fabric', dir]);
-  assert.equal(r.exit.code, 0, r.stderr);
-  const left = readdirSync(dir).filter((n) => dead.some((pid) => n.includes(`.${pid}-`)));
-  assert.deepEqual(left, [], 'nothing of the killed processes is left after a sweep');
-}
