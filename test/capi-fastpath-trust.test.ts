@@ -182,6 +182,29 @@ test('the C fast path and memory maps under AddressSanitizer: hostile and killed
     });
   }
 
+  for (const attack of ['claim-dead', 'claim-anonymous'] as const) {
+    await t.test(`a buffer a gone producer claimed (${attack}) is posted again; the C consumer runs on and receives`, async (t) => {
+      const dir = tempFabricDir(t);
+      const server = c(t, ['server', 'name=victim', 'bufs=1', 'bufsize=64'], dir, NEAR_WRAP);
+      await server.waitFor(/^started DOCA_SUCCESS$/);
+      const hostile = spawnChild(t, 'capi/fp-hostile', ['victim'], { env: { SOFTDPU_FABRIC: dir, ...NEAR_WRAP } });
+      await hostile.waitFor(/^connected$/, 20_000);
+      await server.waitFor(/^connected$/, 20_000);
+      server.send('consumer');
+      const id = (await server.waitFor(/^consumer-running (\d+)$/, 20_000))[1];
+      await hostile.waitFor(new RegExp(`^peer-consumer ${id}$`), 20_000);
+      hostile.send(`attack ${attack} ${id}`);
+      await hostile.waitFor(new RegExp(`^attacked ${attack}$`));
+      // An anonymous claim is given up after 1000 ms: the consumer's own timer looks again (nothing rings it).
+      await logged(server, /the producer that claimed a posted buffer is gone; posting the buffer again/);
+      assert.equal(server.lines.filter((l) => l.startsWith('recv')).length, 0, 'nothing completed');
+      // The buffer is posted again: a fill of it is seen (a bad one, which fails the consumer).
+      hostile.send(`attack fill-length ${id}`);
+      await server.waitFor(/^recv-error DOCA_ERROR_CONNECTION_ABORTED$/, 20_000);
+      assertClean(server, 'server');
+    });
+  }
+
   for (const killed of ['producer', 'consumer'] as const) {
     await t.test(`a C ${killed} killed with SIGKILL at a send: the C survivor fails what it holds with DOCA's error, nothing hangs, nothing of the dead is left`, async (t) => {
       const dir = tempFabricDir(t);

@@ -28,6 +28,8 @@
 #define TASK_POST_RECV 0
 /* A claim whose producer never wrote its name (it died between the claim and the name). */
 #define ANONYMOUS_CLAIM_MS 1000
+/* How old an answer about a claiming producer's thread may be (protocol.md, ANSWER_TTL_MS). */
+#define CLAIM_CHECK_MS 20
 
 struct doca_comch_consumer_task_post_recv {
 	struct doca_task base;
@@ -51,7 +53,7 @@ struct doca_comch_consumer {
 	struct doca_comch_consumer_task_post_recv **posted;
 	uint32_t held;
 	bool registered;
-	int64_t anonymous_since;
+	int64_t anonymous_since, claim_checked_ms;
 	uint64_t anonymous_timer;
 };
 
@@ -176,12 +178,19 @@ static bool claim_dead(struct doca_comch_consumer *c)
 	state = sdpu_load(s + SDPU_CQ_S_STATE);
 	if (state == SDPU_CQ_FILLED)
 		return false;
+	int64_t now = sdpu_now_ms();
+
 	if (state == SDPU_CQ_CLAIMED) {
 		claimer = sdpu_get_u32(s + SDPU_CQ_S_CLAIMER);
 		c->anonymous_since = 0;
-		return claimer == 0 || claimer - 1 >= c->ep.layout.entries || !sdpu_endpoint_owner_alive(&c->ep, claimer - 1);
+		if (claimer == 0 || claimer - 1 >= c->ep.layout.entries)
+			return true;
+		/* A live producer may take a while to copy a large buffer: ask /proc at most every 20 ms (ANSWER_TTL_MS). */
+		if (c->claim_checked_ms != 0 && now - c->claim_checked_ms < CLAIM_CHECK_MS)
+			return false;
+		c->claim_checked_ms = now;
+		return !sdpu_endpoint_owner_alive(&c->ep, claimer - 1);
 	}
-	int64_t now = sdpu_now_ms();
 
 	if (c->anonymous_since == 0) {
 		c->anonymous_since = now;

@@ -7,8 +7,9 @@
  * the same addresses with MAP_FIXED | MAP_SHARED: the program keeps its pointers, and a peer that opens
  * the segment sees the same bytes. The bytes sharing the range's first and last pages become visible to
  * the peer too; a fork shares those pages instead of copying them; a write by another thread during the
- * copy is lost. The copy and the remap run on a stack of their own (the range may hold the caller's own
- * stack frames), through raw system calls (no sanitizer reads the neighbours' bytes).
+ * copy is lost. The copy and the remap run through raw system calls (no sanitizer reads the neighbours'
+ * bytes), and on a stack of their own when the range holds part of the calling thread's stack (its
+ * frames would otherwise change between the copy and the remap).
  *
  * A range inside one already shared by a live map is shared again as it is (same segment); the pages stay
  * shared after the last map over them is destroyed (the program still uses them), but the segment is
@@ -16,6 +17,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,13 +78,42 @@ static void remap_run(void)
 		r->error = errno;
 }
 
-/* The copy and the remap, on their own stack (lock held). */
+/* Whether [first, first + bytes) holds part of the calling thread's stack (then its frames must not run there). */
+static bool on_own_stack(uintptr_t first, size_t bytes)
+{
+	pthread_attr_t attr;
+	void *addr;
+	size_t size;
+	bool overlaps = true; /* unknown: take the safe way */
+
+	if (pthread_getattr_np(pthread_self(), &attr) != 0)
+		return true;
+	if (pthread_attr_getstack(&attr, &addr, &size) == 0)
+		overlaps = first < (uintptr_t)addr + size && (uintptr_t)addr < first + bytes;
+	pthread_attr_destroy(&attr);
+	return overlaps;
+}
+
+/* The copy and the remap (lock held): on a stack of their own when the range holds the caller's. */
 static long remap(int fd, uintptr_t first, size_t bytes, size_t page)
 {
 	struct remap *r = calloc(1, sizeof(*r));
-	void *stack = mmap(NULL, REMAP_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *stack;
 	long error;
 
+	if (r != NULL && !on_own_stack(first, bytes)) {
+		r->fd = fd;
+		r->first = first;
+		r->bytes = bytes;
+		r->page = page;
+		current = r;
+		remap_run();
+		current = NULL;
+		error = r->error;
+		free(r);
+		return error;
+	}
+	stack = mmap(NULL, REMAP_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (r == NULL || stack == MAP_FAILED) {
 		free(r);
 		if (stack != MAP_FAILED)
