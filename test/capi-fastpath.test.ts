@@ -84,7 +84,7 @@ test('the comch fast path between C and TypeScript, with the scriptable fast-pat
     });
   }
 
-  await t.test('AGAIN without a posted buffer; the consumer events, new and expired, both ways', async (t) => {
+  await t.test('AGAIN without a posted buffer; the consumer events, new and expired, both ways; a consumer started again', async (t) => {
     const dir = tempFabricDir(t);
     const server = c(t, 'server', ['bufs=1', 'bufsize=64', 'repost=0'], dir);
     await server.waitFor(/^started DOCA_SUCCESS$/);
@@ -101,6 +101,14 @@ test('the comch fast path between C and TypeScript, with the scriptable fast-pat
     await server.waitFor(/^consumer-state STOPPING->IDLE$/, 20_000);
     client.send(`send ${id} 64 -`);
     await client.waitFor(/^submit DOCA_ERROR_NOT_CONNECTED$/);
+    // Started again, the same consumer is announced again (a new queue, a new generation) and receives.
+    let from = client.lines.length;
+    server.send('start-consumer');
+    await server.waitFor(/^consumer-start DOCA_ERROR_IN_PROGRESS$/);
+    await client.waitForLine(new RegExp(`^peer-consumer ${id}$`), 20_000, from);
+    from = server.lines.length;
+    client.send(`sendwait ${id} 64 -`);
+    await server.waitForLine(/^recv 64 ok \d+ -$/, 20_000, from);
     // The other way: a TypeScript consumer with one buffer, a C producer told AGAIN once it is taken.
     client.send('consumer');
     const tsId = Number((await client.waitFor(/^consumer-running (\d+)$/, 20_000))[1]);
@@ -116,12 +124,15 @@ test('the comch fast path between C and TypeScript, with the scriptable fast-pat
     await server.waitFor(/^submit DOCA_ERROR_NOT_CONNECTED$/);
     client.send('stop-consumer');
     await server.waitFor(new RegExp(`^peer-consumer-expired ${tsId}$`), 20_000);
-    const from = server.lines.length;
+    from = server.lines.length;
     server.send(`send ${tsId} 64 -`);
     await server.waitForLine(/^submit DOCA_ERROR_NOT_CONNECTED$/, 15_000, from);
-    // Teardown order: the map is IN_USE while its consumer exists.
+    // Teardown, in DOCA's order.
     server.send('stop-producer');
     await server.waitFor(/^producer-state RUNNING->IDLE$/);
+    from = server.lines.length;
+    server.send('stop-consumer');
+    await server.waitForLine(/^consumer-state STOPPING->IDLE$/, 20_000, from);
     server.send('destroy');
     await server.waitFor(/^consumer-destroy DOCA_SUCCESS$/);
     await server.waitFor(/^mmap-destroy DOCA_SUCCESS$/);
