@@ -168,7 +168,6 @@ static doca_error_t target(struct doca_comch_producer *p, uint32_t id, struct ta
 		return err;
 	grown = realloc(p->targets, (p->ntargets + 1) * sizeof(*grown));
 	if (grown == NULL) {
-		p->targets = p->targets; /* unchanged */
 		if (fresh.memory != fresh.queue)
 			sdpu_segment_close(fresh.memory);
 		sdpu_segment_close(fresh.queue);
