@@ -114,7 +114,8 @@ static void client_idle(struct doca_ctx *ctx)
 	sdpu_comch_idle(&client_of(ctx)->base);
 }
 
-static const struct sdpu_ctx_ops CLIENT_OPS = {"doca_comch_client", client_start, client_stop, client_stop_complete, client_idle};
+static const struct sdpu_ctx_ops CLIENT_OPS = {
+	.name = "doca_comch_client", .start = client_start, .stop = client_stop, .stop_complete = client_stop_complete, .idle = client_idle};
 
 doca_error_t doca_comch_client_create(struct doca_dev *dev, const char *name, struct doca_comch_client **comch_client)
 {

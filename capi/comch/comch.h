@@ -46,7 +46,12 @@ struct doca_comch_connection {
 	struct sdpu_identity peer;
 	struct sdpu_segment *segment;
 	struct sdpu_conn_layout layout;
-	struct sdpu_ring out, in, control_in;
+	struct sdpu_ring out, in, control_in, control_out;
+	/* The relay (comch/relay.c): the last value of this side's request bell it acted on, whether it
+	 * must look again, and which of this side's consumer entries it announced. */
+	int32_t requests_seen;
+	bool relay_again;
+	uint8_t *announced;
 	/* Sends waiting for room in the peer's ring, in order. */
 	struct doca_comch_task_send *pending_head, *pending_tail;
 	uint8_t *scratch;

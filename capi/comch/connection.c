@@ -18,6 +18,7 @@
 #include <doca_log.h>
 
 #include "comch/comch.h"
+#include "comch/endpoint.h"
 #include "core/internal.h"
 #include "core/io.h"
 #include "core/pe.h"
@@ -238,6 +239,8 @@ static bool poll_connection(struct sdpu_source *source)
 		sdpu_conn_peer_gone(conn, DOCA_ERROR_CONNECTION_RESET);
 		conn->provisional = true; /* a DISCONNECT still in the ring says why better */
 	}
+	if (conn->state == SDPU_CONNECTED)
+		sdpu_conn_relay(conn);
 	sdpu_conn_look(conn);
 	if (conn->state == SDPU_CLOSING && !conn->recv.queued && (conn->left ? peer_closed(conn) : drained(conn)))
 		finish(conn);
@@ -287,11 +290,14 @@ struct doca_comch_connection *sdpu_conn_create(struct sdpu_comch *owner, bool se
 		sdpu_ring_attach(&conn->out, b + l->s2c_base, l->s2c_slots, l->msg_size, true);
 		sdpu_ring_attach(&conn->in, b + l->c2s_base, l->c2s_slots, l->msg_size, false);
 		sdpu_ring_attach(&conn->control_in, b + l->c2s_control_base, 2 * l->entries, 4, false);
+		sdpu_ring_attach(&conn->control_out, b + l->s2c_control_base, 2 * l->entries, 4, true);
 	} else {
 		sdpu_ring_attach(&conn->out, b + l->c2s_base, l->c2s_slots, l->msg_size, true);
 		sdpu_ring_attach(&conn->in, b + l->s2c_base, l->s2c_slots, l->msg_size, false);
 		sdpu_ring_attach(&conn->control_in, b + l->s2c_control_base, 2 * l->entries, 4, false);
+		sdpu_ring_attach(&conn->control_out, b + l->c2s_control_base, 2 * l->entries, 4, true);
 	}
+	conn->requests_seen = sdpu_load(b + (server_side ? SDPU_CONN_SERVER_REQUESTS : SDPU_CONN_CLIENT_REQUESTS)) - 1; /* look once */
 	if (!sdpu_source_reserve(&owner->ctx, &conn->source, poll_connection)) {
 		conn->source.ctx = NULL;
 		release_io_and_memory(conn);
@@ -320,6 +326,7 @@ void sdpu_conn_free(struct doca_comch_connection *conn)
 		return;
 	sdpu_remote_bell_close(conn->peer_bell);
 	free(conn->unregistered);
+	free(conn->announced);
 	free(conn->scratch);
 	free(conn);
 }

@@ -104,8 +104,15 @@ static void control_record(struct doca_comch_connection *conn, uint16_t type, ui
 		goto ignored;
 	entry = conn->segment->base + sdpu_entry_offset(index);
 	if (sdpu_get_u32(entry + SDPU_ENTRY_SIDE) == (conn->server_side ? 0u : 1u) ||
-	    sdpu_get_u32(entry + SDPU_ENTRY_KIND) != SDPU_KIND_CONSUMER)
+	    sdpu_get_u32(entry + SDPU_ENTRY_KIND) != SDPU_KIND_CONSUMER) {
+		/* A record read late: its consumer was destroyed and the entry taken again (protocol.md, "Known gaps"). */
+		if (type == SDPU_CONTROL_CONSUMER_EXPIRED) {
+			sdpu_log_sdk(DOCA_LOG_LEVEL_DEBUG, SOURCE, "the peer (pid %u) expired consumer entry %u, which was taken again since; ignoring it",
+				     conn->peer.pid, index);
+			return;
+		}
 		goto ignored;
+	}
 	if (type == SDPU_CONTROL_CONSUMER_NEW && !register_consumer(conn, index))
 		register_later(conn, index);
 	if ((type == SDPU_CONTROL_CONSUMER_NEW ? owner->consumer_new : owner->consumer_expired) == NULL)

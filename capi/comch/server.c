@@ -165,7 +165,8 @@ static void server_idle(struct doca_ctx *ctx)
 	sdpu_comch_idle(&server_of(ctx)->base);
 }
 
-static const struct sdpu_ctx_ops SERVER_OPS = {"doca_comch_server", server_start, server_stop, server_stop_complete, server_idle};
+static const struct sdpu_ctx_ops SERVER_OPS = {
+	.name = "doca_comch_server", .start = server_start, .stop = server_stop, .stop_complete = server_stop_complete, .idle = server_idle};
 
 doca_error_t doca_comch_server_create(struct doca_dev *dev, struct doca_dev_rep *repr, const char *name,
 				      struct doca_comch_server **comch_server)

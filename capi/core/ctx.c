@@ -103,7 +103,8 @@ static bool begin_stop(struct doca_ctx *ctx, doca_error_t err, bool direct)
 	if (ctx->ops->stop != NULL)
 		ctx->ops->stop(ctx);
 	for (struct doca_task *t = ctx->inflight_head; t != NULL; t = t->next)
-		sdpu_task_complete(t, err);
+		if (ctx->ops->holds == NULL || !ctx->ops->holds(ctx, t))
+			sdpu_task_complete(t, err);
 	bool idle = direct && ctx->work_head == NULL && can_finish_stop(ctx);
 
 	ctx->state = prev;

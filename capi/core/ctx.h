@@ -78,6 +78,8 @@ struct sdpu_ctx_ops {
 	bool (*stop_complete)(struct doca_ctx *ctx);
 	/* IDLE was reached. */
 	void (*idle)(struct doca_ctx *ctx);
+	/* An in-flight task the stop does not flush: it completes later (a receive a producer is filling). */
+	bool (*holds)(struct doca_ctx *ctx, struct doca_task *task);
 };
 
 struct doca_ctx {

@@ -17,7 +17,7 @@ import { type CFunction, declaredFunctions, definedFunctions, stubsSource } from
 export const capiDir = join(packageRoot, 'capi');
 
 /** The folders of capi/ that hold the library's C files (include/ holds the public headers). */
-const SOURCE_DIRS = ['core', 'log', 'argp', 'fabric', 'comch', 'syncevent'];
+const SOURCE_DIRS = ['core', 'log', 'argp', 'fabric', 'mmap', 'comch', 'syncevent'];
 
 /** The library every name resolves to, and the names that stand for it. */
 export const COMMON_LIBRARY = 'libdoca_common.so.2';

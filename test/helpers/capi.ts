@@ -101,10 +101,10 @@ export function buildPeer(t: TestContext, tree: SdkTree, name = 'comch-peer', fl
   return ccBuild(t, tree, 'host', join(capiFixtures, 'comch-peer', 'peer.c'), name, flags);
 }
 
-/** The control path samples (capi/samples/comch_ctrl_path), built with meson against one side. */
-export async function buildSamples(t: TestContext, tree: SdkTree, side: Side): Promise<{ server: string; client: string }> {
-  const build = await mesonBuild(t, tree, side, join(repoRoot, 'capi', 'samples', 'comch_ctrl_path'), `samples-${side}`);
-  return { server: join(build, 'doca_comch_ctrl_path_server'), client: join(build, 'doca_comch_ctrl_path_client') };
+/** softdpu's C samples (capi/samples/<sample>: the control path's by default), built with meson against one side. */
+export async function buildSamples(t: TestContext, tree: SdkTree, side: Side, sample = 'comch_ctrl_path'): Promise<{ server: string; client: string }> {
+  const build = await mesonBuild(t, tree, side, join(repoRoot, 'capi', 'samples', sample), `${sample}-${side}`);
+  return { server: join(build, `doca_${sample}_server`), client: join(build, `doca_${sample}_client`) };
 }
 
 /**

@@ -164,5 +164,5 @@ close:
 
 int main(int argc, char **argv)
 {
-	return sample_main(argc, argv, false, run);
+	return sample_main(argc, argv, "doca_comch_ctrl_path_client", false, run);
 }

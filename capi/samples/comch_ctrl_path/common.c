@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* common.h: flags, devices and the loop of softdpu's comch control path samples. */
+/* common.h: flags, devices and the loop of softdpu's comch samples. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,14 +52,14 @@ static doca_error_t flag(const char *short_name, const char *long_name, const ch
 	return doca_argp_register_param(param);
 }
 
-doca_error_t sample_flags(int argc, char **argv, struct sample_config *cfg, bool server)
+doca_error_t sample_flags(int argc, char **argv, const char *program, struct sample_config *cfg, bool server)
 {
 	doca_error_t result;
 
 	strcpy(cfg->pci, server ? "03:00.0" : "b1:00.0");
 	strcpy(cfg->rep_pci, "b1:00.0");
 	strcpy(cfg->text, server ? "Message from the server" : "Message from the client");
-	result = doca_argp_init(server ? "doca_comch_ctrl_path_server" : "doca_comch_ctrl_path_client", cfg);
+	result = doca_argp_init(program, cfg);
 	if (result != DOCA_SUCCESS)
 		return result;
 	result = flag("p", "pci-addr", "DOCA Comch device PCI address", pci_cb);
@@ -81,7 +81,7 @@ void progress_until(struct doca_pe *pe, const bool *finish)
 			nanosleep(&nap, NULL);
 }
 
-int sample_main(int argc, char **argv, bool server, doca_error_t (*run)(const struct sample_config *cfg))
+int sample_main(int argc, char **argv, const char *program, bool server, doca_error_t (*run)(const struct sample_config *cfg))
 {
 	struct sample_config cfg;
 	struct doca_log_backend *sdk_log;
@@ -94,7 +94,7 @@ int sample_main(int argc, char **argv, bool server, doca_error_t (*run)(const st
 	if (result != DOCA_SUCCESS)
 		return EXIT_FAILURE;
 	DOCA_LOG_INFO("Starting the sample");
-	result = sample_flags(argc, argv, &cfg, server);
+	result = sample_flags(argc, argv, program, &cfg, server);
 	if (result != DOCA_SUCCESS) {
 		DOCA_LOG_ERR("Failed to parse sample input: %s", doca_error_get_descr(result));
 		doca_argp_destroy();

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * What softdpu's comch control path samples share: their flags, the progress loop and main (devices.h,
- * shared with the other samples, opens the device and the representor). The flow is DOCA's (the control path sample of the Comch guide); the
- * code is softdpu's own.
+ * What softdpu's comch samples share (the control path samples, and the data path ones, which build this
+ * file too): their flags, the progress loop and main (devices.h, shared with the other samples, opens the
+ * device and the representor). The flows are DOCA's (the samples of the Comch guide); the code is
+ * softdpu's own.
  */
 #ifndef COMCH_CTRL_PATH_COMMON_H_
 #define COMCH_CTRL_PATH_COMMON_H_
@@ -26,14 +27,14 @@ struct sample_config {
 	char text[MAX_TEXT + 1];
 };
 
-/* Registers -p, -t and (for the server) -r, starts argp; the defaults are DOCA's samples'. */
-doca_error_t sample_flags(int argc, char **argv, struct sample_config *cfg, bool server);
+/* Registers -p, -t and (for the server) -r, starts argp for `program`; the defaults are DOCA's samples'. */
+doca_error_t sample_flags(int argc, char **argv, const char *program, struct sample_config *cfg, bool server);
 
 /*
  * A sample's main: the log backends (standard, and the SDK's on stderr at WARNING), the flags, then
  * `run`; EXIT_SUCCESS or EXIT_FAILURE, with DOCA's lines.
  */
-int sample_main(int argc, char **argv, bool server, doca_error_t (*run)(const struct sample_config *cfg));
+int sample_main(int argc, char **argv, const char *program, bool server, doca_error_t (*run)(const struct sample_config *cfg));
 
 /* Progresses until *finish, sleeping 10 us whenever a call finds nothing to do. */
 void progress_until(struct doca_pe *pe, const bool *finish);

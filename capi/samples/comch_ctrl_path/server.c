@@ -160,5 +160,5 @@ close:
 
 int main(int argc, char **argv)
 {
-	return sample_main(argc, argv, true, run);
+	return sample_main(argc, argv, "doca_comch_ctrl_path_server", true, run);
 }
