@@ -78,6 +78,7 @@ static void drop(struct sdpu_handshake *hs, doca_error_t code, const char *forma
 	if (code != DOCA_SUCCESS) {
 		uint8_t frame[4 + SDPU_MAX_FRAME];
 
+		hs->server->base.ctx.stat.c[2] += 1; /* refused, for observers */
 		send_all(hs->fd, frame, sdpu_encode_reject(frame, (uint16_t)code, why));
 	}
 	close_handshake(hs);
