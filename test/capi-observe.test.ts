@@ -8,6 +8,7 @@
  * cleared; a crash at a send; a lost connection event.
  */
 import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { readStats, readTally } from '../src/fabric/faults/files.js';
@@ -108,6 +109,14 @@ test('softdpu top, view and the fault plan see C processes', { timeout: 170_000 
     assert.deepEqual([killed.alive, killed.exited, killed.objects.length], [false, undefined, 0]);
     const watched = threadOf(observer.snapshot(), server.pid)!;
     assert.deepEqual([watched.alive, watched.exited, watched.objects.filter((o) => !o.ended).map((o) => o.kind)], [false, undefined, ['device', 'server']]);
+
+    // A C process joining the fabric sweeps the dead entry, and the epitaphs past their retention.
+    const names = () => readdirSync(dir).filter((n) => n.startsWith('stats.'));
+    const whose = (n: string) => [n.startsWith(`stats.${client.pid}-`) ? 'client' : n.startsWith(`stats.${server.pid}-`) ? 'server' : n, n.endsWith('.exited')];
+    assert.deepEqual(names().map(whose).sort(), [['client', true], ['server', false]]);
+    const joiner = startProgram(t, peer, ['server', 'name=later'], dir, { SOFTDPU_EPITAPH_MS: '0' });
+    await joiner.waitFor(/^started DOCA_SUCCESS$/);
+    assert.deepEqual(names().map((n) => [n.startsWith(`stats.${joiner.pid}-`), n.endsWith('.exited')]), [[true, false]]);
   });
 
   await t.test('a C sync event shows its value, and the importer its own record of it', async (t) => {
