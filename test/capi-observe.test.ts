@@ -5,7 +5,8 @@
  * objects, their counters moving, a sync event's value), leave an epitaph when they exit and a dead entry
  * when killed; and the fault plan of `softdpu fault add` reaches them: AGAIN on a send the planned number
  * of times, counted where `softdpu fault list` counts; a stalled server that resumes once the plan is
- * cleared; a crash at a send; a lost connection event.
+ * cleared; a crash at a send; a lost connection event; the same seeded draws in a C and a TypeScript
+ * client; $SOFTDPU_FAULTS, refused naming the field or in force.
  */
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
@@ -13,7 +14,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { readStats, readTally } from '../src/fabric/faults/files.js';
 import { type FabricSnapshot, StatsObserver, type ThreadSnapshot } from '../src/fabric/stats-reader.js';
-import { runCli, topJson } from './helpers/child.js';
+import { runCli, spawnChild, topJson } from './helpers/child.js';
 import { buildPeer, capiFixtures, ccBuild, logged, startProgram, writeSdk } from './helpers/capi.js';
 import { tempFabricDir } from './helpers/fabric.js';
 import { shape } from './helpers/observe.js';
@@ -190,5 +191,48 @@ test('softdpu top, view and the fault plan see C processes', { timeout: 170_000 
     await logged(server, /fault f4 \(crash\): process \d+ kills itself with SIGKILL at a send submit of doca_comch_server/);
     await client.waitFor(/^state RUNNING->STOPPING$/);
     await until(() => injections(dir, 'f4') === 1, () => `the crash counted, not ${injections(dir, 'f4')}`);
+  });
+
+  await t.test('one plan, one seed: a C and a TypeScript client draw the same AGAINs', async (t) => {
+    const dir = tempFabricDir(t);
+    await faultAdd(t, dir, { kind: 'again', match: { ctx: 'doca_comch_client', task: 'send' }, probability: 0.5, count: 100, seed: 7 });
+    const server = startProgram(t, peer, ['server', 'name=dice'], dir);
+    await server.waitFor(/^started DOCA_SUCCESS$/);
+    const c = startProgram(t, peer, ['client', 'name=dice'], dir);
+    await c.waitFor(/^state STARTING->RUNNING$/);
+    await server.waitFor(/^connect 1 1$/);
+    const ts = spawnChild(t, 'comch-client', [JSON.stringify({ name: 'dice' })], { env: { SOFTDPU_FABRIC: dir } });
+    await ts.waitFor(/^c0 state STARTING->RUNNING/);
+    await server.waitFor(/^connect 2 1$/);
+    const texts = Array.from({ length: 24 }, (_, i) => `m${i}`);
+    for (const text of texts) {
+      c.send(`send 0 ${text}`);
+      ts.send(`send 0 ${text}`);
+    }
+    const tsOutcome = (text: string) => ts.lines.find((l) => l === `c0 sent ${text}` || (l.startsWith('c0 error') && l.endsWith(`[${text}]`)));
+    await until(() => texts.every(tsOutcome), 'an outcome of every TypeScript send');
+    const fromC = () => server.lines.filter((l) => l.startsWith('recv 1 ')).map((l) => l.split(' ')[3]!);
+    const againC = () => c.lines.filter((l) => l === 'error submit DOCA_ERROR_AGAIN').length;
+    await until(() => fromC().length + againC() === texts.length, () => `every C send received or refused (${fromC().length} + ${againC()})`);
+    const passedTs = texts.filter((text) => tsOutcome(text)!.startsWith('c0 sent'));
+    assert.ok(passedTs.length > 0 && passedTs.length < texts.length, `a mixed draw (${passedTs.length} of ${texts.length} passed)`);
+    assert.deepEqual(fromC(), passedTs, 'the same sends passed in both languages');
+    await until(() => injections(dir, 'f1') === 2 * (texts.length - passedTs.length), () => `every injection counted, not ${injections(dir, 'f1')}`);
+  });
+
+  await t.test('$SOFTDPU_FAULTS: a bad plan fails doca_dev_open naming the field; a good one is in force, ids env-N', async (t) => {
+    const dir = tempFabricDir(t);
+    const bad = startProgram(t, peer, ['client', 'name=env'], dir, { SOFTDPU_FAULTS: '{"faults":[{"kind":"again","probability":1.5}]}' });
+    await bad.waitFor(/^error setup DOCA_ERROR_INVALID_VALUE$/);
+    await logged(bad, /\$SOFTDPU_FAULTS: faults\[0\]\.probability is 1\.5, not a number in \[0, 1\]/);
+    const server = startProgram(t, peer, ['server', 'name=env', 'echo=1'], dir);
+    await server.waitFor(/^started DOCA_SUCCESS$/);
+    const client = startProgram(t, peer, ['client', 'name=env'], dir, { SOFTDPU_FAULTS: '[{"kind":"again","match":{"task":"send"},"count":1}]' });
+    await client.waitFor(/^state STARTING->RUNNING$/);
+    client.send('send 0 one');
+    client.send('send 0 two');
+    await client.waitFor(/^recv 0 8 echo:two$/);
+    assert.deepEqual(client.lines.filter((l) => l.startsWith('error')), ['error submit DOCA_ERROR_AGAIN']);
+    await logged(client, /fault env-1 \(again\): AGAIN at a send submit of doca_comch_client/);
   });
 });
