@@ -1,6 +1,6 @@
 /**
  * The fabric sees C processes (docs/c.md, "softdpu top and view; the fault plan"): the scriptable C peers
- * (test/fixtures/capi/comch-peer, se-peer) on private fabrics publish the introspection records a
+ * (test/fixtures/capi/comch-peer, se-peer; library and peers under AddressSanitizer and UBSan) on private fabrics publish the introspection records a
  * TypeScript process publishes (softdpu top --once --json and an in-process observer read them: the
  * objects, their counters moving, a sync event's value), leave an epitaph when they exit and a dead entry
  * when killed; and the fault plan of `softdpu fault add` reaches them: AGAIN on a send the planned number
@@ -11,16 +11,26 @@
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import { readStats, readTally } from '../src/fabric/faults/files.js';
 import { type FabricSnapshot, StatsObserver, type ThreadSnapshot } from '../src/fabric/stats-reader.js';
-import { runCli, spawnChild, topJson } from './helpers/child.js';
+import { type Child, runCli, spawnChild, topJson } from './helpers/child.js';
 import { buildPeer, capiFixtures, ccBuild, logged, startProgram, writeSdk } from './helpers/capi.js';
 import { tempFabricDir } from './helpers/fabric.js';
 import { shape } from './helpers/observe.js';
 import { until } from './helpers/wait.js';
 
 const RUNNING = 2;
+/** The library and the peers run under AddressSanitizer and UBSan, leaks included (as capi-comch-trust does). */
+const SANITIZE = '-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all -g';
+const ASAN = { ASAN_OPTIONS: 'detect_leaks=1:abort_on_error=0', UBSAN_OPTIONS: 'halt_on_error=1:print_stacktrace=1' };
+
+/** startProgram under the sanitizers; once the test ends (the program killed or exited), nothing was reported. */
+function start(t: TestContext, path: string, args: string[], dir: string, env: Record<string, string> = {}): Child {
+  const child = startProgram(t, path, args, dir, { ...ASAN, ...env });
+  t.after(() => assert.doesNotMatch(child.stderr.join(''), /Sanitizer|runtime error/, `${args.join(' ')}: ${child.stderr.join('').slice(-4000)}`));
+  return child;
+}
 
 /** The injections of fault `id` every process of the fabric counted (live counts files and the tally). */
 function injections(dir: string, id: string): number {
@@ -33,7 +43,7 @@ function threadOf(snap: FabricSnapshot, pid: number): ThreadSnapshot | undefined
 }
 
 /** Adds a fault to the fabric's plan and waits until process `pid` has it in force (its record of it). */
-async function faultAdd(t: Parameters<typeof runCli>[0], dir: string, fault: object, pid?: number): Promise<void> {
+async function faultAdd(t: TestContext, dir: string, fault: object, pid?: number): Promise<void> {
   const r = await runCli(t, ['fault', 'add', '--fabric', dir, JSON.stringify(fault)]);
   assert.equal(r.exit.code, 0, r.stderr);
   if (pid === undefined) return;
@@ -48,14 +58,14 @@ async function faultAdd(t: Parameters<typeof runCli>[0], dir: string, fault: obj
 }
 
 test('softdpu top, view and the fault plan see C processes', { timeout: 170_000 }, async (t) => {
-  const tree = await writeSdk(t);
-  const peer = await buildPeer(t, tree);
+  const tree = await writeSdk(t, { cflags: SANITIZE });
+  const peer = await buildPeer(t, tree, 'comch-peer', SANITIZE.split(' '));
 
   await t.test('a C server and client: their objects and counters, moving; an epitaph at exit, a dead entry after kill -9', async (t) => {
     const dir = tempFabricDir(t);
-    const server = startProgram(t, peer, ['server', 'name=seen', 'echo=1'], dir);
+    const server = start(t, peer, ['server', 'name=seen', 'echo=1'], dir);
     await server.waitFor(/^started DOCA_SUCCESS$/);
-    const client = startProgram(t, peer, ['client', 'name=seen'], dir);
+    const client = start(t, peer, ['client', 'name=seen'], dir);
     await client.waitFor(/^state STARTING->RUNNING$/);
     await server.waitFor(/^connect 1 1$/);
     client.send('burst 0 5 x'); // x0..x4: 5 messages, 10 bytes; echoes of 15 bytes each way back
@@ -115,18 +125,18 @@ test('softdpu top, view and the fault plan see C processes', { timeout: 170_000 
     const names = () => readdirSync(dir).filter((n) => n.startsWith('stats.'));
     const whose = (n: string) => [n.startsWith(`stats.${client.pid}-`) ? 'client' : n.startsWith(`stats.${server.pid}-`) ? 'server' : n, n.endsWith('.exited')];
     assert.deepEqual(names().map(whose).sort(), [['client', true], ['server', false]]);
-    const joiner = startProgram(t, peer, ['server', 'name=later'], dir, { SOFTDPU_EPITAPH_MS: '0' });
+    const joiner = start(t, peer, ['server', 'name=later'], dir, { SOFTDPU_EPITAPH_MS: '0' });
     await joiner.waitFor(/^started DOCA_SUCCESS$/);
     assert.deepEqual(names().map((n) => [n.startsWith(`stats.${joiner.pid}-`), n.endsWith('.exited')]), [[true, false]]);
   });
 
   await t.test('a C sync event shows its value, and the importer its own record of it', async (t) => {
     const dir = tempFabricDir(t);
-    const sePeer = await ccBuild(t, tree, 'host', join(capiFixtures, 'se-peer', 'se_peer.c'), 'se-peer');
-    const exporter = startProgram(t, sePeer, ['export'], dir);
+    const sePeer = await ccBuild(t, tree, 'host', join(capiFixtures, 'se-peer', 'se_peer.c'), 'se-peer', SANITIZE.split(' '));
+    const exporter = start(t, sePeer, ['export'], dir);
     const blob = (await exporter.waitFor(/^blob ([0-9a-f]+)$/))[1]!;
     await exporter.waitFor(/^ready$/);
-    const importer = startProgram(t, sePeer, ['import', `blob=${blob}`], dir);
+    const importer = start(t, sePeer, ['import', `blob=${blob}`], dir);
     await importer.waitFor(/^ready$/);
     exporter.send('set 41');
     await exporter.waitFor(/^set ok$/);
@@ -148,9 +158,9 @@ test('softdpu top, view and the fault plan see C processes', { timeout: 170_000 
   await t.test('the fault plan reaches C processes: AGAIN counted, a stall that resumes, a crash, a lost event', async (t) => {
     const dir = tempFabricDir(t);
     await faultAdd(t, dir, { kind: 'again', match: { ctx: 'doca_comch_client', task: 'send' }, count: 2 });
-    const server = startProgram(t, peer, ['server', 'name=faulty', 'echo=1'], dir);
+    const server = start(t, peer, ['server', 'name=faulty', 'echo=1'], dir);
     await server.waitFor(/^started DOCA_SUCCESS$/);
-    const client = startProgram(t, peer, ['client', 'name=faulty'], dir);
+    const client = start(t, peer, ['client', 'name=faulty'], dir);
     await client.waitFor(/^state STARTING->RUNNING$/);
     for (const text of ['a', 'b', 'c', 'd']) client.send(`send 0 ${text}`);
     await client.waitFor(/^recv 0 6 echo:d$/);
@@ -175,10 +185,10 @@ test('softdpu top, view and the fault plan see C processes', { timeout: 170_000 
 
     // A connection event lost, then a crash at the server's next send: the client sees its peer go.
     await faultAdd(t, dir, { kind: 'lose-event', match: { ctx: 'doca_comch_server', event: 'connection_established' }, count: 1 }, server.pid);
-    const second = startProgram(t, peer, ['client', 'name=faulty'], dir);
+    const second = start(t, peer, ['client', 'name=faulty'], dir);
     await second.waitFor(/^state STARTING->RUNNING$/);
     await logged(server, /fault f3 \(lose-event\): lost a connection_established event of doca_comch_server/);
-    const third = startProgram(t, peer, ['client', 'name=faulty'], dir);
+    const third = start(t, peer, ['client', 'name=faulty'], dir);
     await third.waitFor(/^state STARTING->RUNNING$/);
     await server.waitFor(/^connect 2 1$/); // the third client's: the second's event never came
     assert.equal(server.lines.filter((l) => l.startsWith('connect')).length, 2);
@@ -196,9 +206,9 @@ test('softdpu top, view and the fault plan see C processes', { timeout: 170_000 
   await t.test('one plan, one seed: a C and a TypeScript client draw the same AGAINs', async (t) => {
     const dir = tempFabricDir(t);
     await faultAdd(t, dir, { kind: 'again', match: { ctx: 'doca_comch_client', task: 'send' }, probability: 0.5, count: 100, seed: 7 });
-    const server = startProgram(t, peer, ['server', 'name=dice'], dir);
+    const server = start(t, peer, ['server', 'name=dice'], dir);
     await server.waitFor(/^started DOCA_SUCCESS$/);
-    const c = startProgram(t, peer, ['client', 'name=dice'], dir);
+    const c = start(t, peer, ['client', 'name=dice'], dir);
     await c.waitFor(/^state STARTING->RUNNING$/);
     await server.waitFor(/^connect 1 1$/);
     const ts = spawnChild(t, 'comch-client', [JSON.stringify({ name: 'dice' })], { env: { SOFTDPU_FABRIC: dir } });
@@ -222,12 +232,12 @@ test('softdpu top, view and the fault plan see C processes', { timeout: 170_000 
 
   await t.test('$SOFTDPU_FAULTS: a bad plan fails doca_dev_open naming the field; a good one is in force, ids env-N', async (t) => {
     const dir = tempFabricDir(t);
-    const bad = startProgram(t, peer, ['client', 'name=env'], dir, { SOFTDPU_FAULTS: '{"faults":[{"kind":"again","probability":1.5}]}' });
+    const bad = start(t, peer, ['client', 'name=env'], dir, { SOFTDPU_FAULTS: '{"faults":[{"kind":"again","probability":1.5}]}' });
     await bad.waitFor(/^error setup DOCA_ERROR_INVALID_VALUE$/);
     await logged(bad, /\$SOFTDPU_FAULTS: faults\[0\]\.probability is 1\.5, not a number in \[0, 1\]/);
-    const server = startProgram(t, peer, ['server', 'name=env', 'echo=1'], dir);
+    const server = start(t, peer, ['server', 'name=env', 'echo=1'], dir);
     await server.waitFor(/^started DOCA_SUCCESS$/);
-    const client = startProgram(t, peer, ['client', 'name=env'], dir, { SOFTDPU_FAULTS: '[{"kind":"again","match":{"task":"send"},"count":1}]' });
+    const client = start(t, peer, ['client', 'name=env'], dir, { SOFTDPU_FAULTS: '[{"kind":"again","match":{"task":"send"},"count":1}]' });
     await client.waitFor(/^state STARTING->RUNNING$/);
     client.send('send 0 one');
     client.send('send 0 two');

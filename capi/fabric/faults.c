@@ -98,7 +98,7 @@ static void install(void)
 			struct running *r = &next[k];
 
 			for (size_t j = 0; j < nrunning; j++)
-				if (running[j].source == name && running[j].plan_seed == seed && strcmp(running[j].f.key, p->faults[i].key) == 0 &&
+				if (running[j].source != NULL && strcmp(running[j].source, name) == 0 && running[j].plan_seed == seed && strcmp(running[j].f.key, p->faults[i].key) == 0 &&
 				    running[j].f.kind == p->faults[i].kind) {
 					*r = running[j];
 					running[j].source = NULL; /* moved */
