@@ -53,7 +53,7 @@ static void run_consumer_event(struct sdpu_work *work)
 	struct sdpu_comch *owner = e->conn->owner;
 	doca_comch_event_consumer_cb_t cb = e->expired ? owner->consumer_expired : owner->consumer_new;
 
-	if (cb != NULL && !(SDPU_FAULTS_ON() && sdpu_fault_lose_event(&owner->ctx, e->expired ? "consumer_expired" : "consumer_new")))
+	if (cb != NULL && !(SDPU_FAULTS_ON(SDPU_FAULTS_EVENT) && sdpu_fault_lose_event(&owner->ctx, e->expired ? "consumer_expired" : "consumer_new")))
 		cb(&owner->consumer_event, e->conn, e->id);
 	free(e);
 }

@@ -33,7 +33,7 @@ static void run_connected(struct sdpu_work *work)
 	struct doca_comch_connection *conn = (struct doca_comch_connection *)((char *)work - offsetof(struct doca_comch_connection, connected));
 	struct doca_comch_server *s = (struct doca_comch_server *)conn->owner;
 
-	if (!(SDPU_FAULTS_ON() && sdpu_fault_lose_event(&s->base.ctx, "connection_established")))
+	if (!(SDPU_FAULTS_ON(SDPU_FAULTS_EVENT) && sdpu_fault_lose_event(&s->base.ctx, "connection_established")))
 		s->connect_cb(&s->status_event, conn, 1);
 }
 
@@ -42,7 +42,7 @@ static void run_disconnected(struct sdpu_work *work)
 	struct doca_comch_connection *conn = (struct doca_comch_connection *)((char *)work - offsetof(struct doca_comch_connection, disconnected));
 	struct doca_comch_server *s = (struct doca_comch_server *)conn->owner;
 
-	if (!(SDPU_FAULTS_ON() && sdpu_fault_lose_event(&s->base.ctx, "connection_disconnected")))
+	if (!(SDPU_FAULTS_ON(SDPU_FAULTS_EVENT) && sdpu_fault_lose_event(&s->base.ctx, "connection_disconnected")))
 		s->disconnect_cb(&s->status_event, conn, 1);
 	sdpu_conn_free(conn);
 }

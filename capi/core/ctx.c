@@ -365,7 +365,7 @@ doca_error_t doca_ctx_start(struct doca_ctx *ctx)
 		return DOCA_ERROR_NOT_CONNECTED;
 	}
 	ctx->stop_error = DOCA_SUCCESS;
-	err = SDPU_FAULTS_ON() ? sdpu_fault_at_start(ctx) : DOCA_SUCCESS;
+	err = SDPU_FAULTS_ON(SDPU_FAULTS_START) ? sdpu_fault_at_start(ctx) : DOCA_SUCCESS;
 	if (err == DOCA_SUCCESS)
 		err = ctx->ops->start(ctx, &running);
 	if (err != DOCA_SUCCESS)

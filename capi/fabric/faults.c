@@ -31,6 +31,10 @@
 
 int sdpu_faults_on;
 
+_Static_assert(SDPU_FAULTS_SUBMIT == ((1 << SDPU_FAULT_CRASH) | (1 << SDPU_FAULT_AGAIN)) && SDPU_FAULTS_STALL == 1 << SDPU_FAULT_STALL &&
+		       SDPU_FAULTS_EVENT == 1 << SDPU_FAULT_LOSE_EVENT && SDPU_FAULTS_START == 1 << SDPU_FAULT_DRIVER,
+	       "faults.h's kind bits follow enum sdpu_fault_kind");
+
 struct target {
 	const void *at;
 	uint64_t calls, injections;
@@ -128,7 +132,11 @@ static void install(void)
 	if (sdpu_stat_publishing())
 		for (size_t i = 0; i < n; i++)
 			take_record(&running[i]);
-	__atomic_store_n(&sdpu_faults_on, n > 0, __ATOMIC_RELAXED);
+	int kinds = 0;
+
+	for (size_t i = 0; i < n; i++)
+		kinds |= 1 << running[i].f.kind;
+	__atomic_store_n(&sdpu_faults_on, kinds, __ATOMIC_RELAXED);
 }
 
 /* ---- matching and firing (hooks.ts matches, fires) ---- */
@@ -255,7 +263,7 @@ static bool crashes(struct running *r, const struct point *p)
 	return r->f.kind == SDPU_FAULT_CRASH && !r->f.scope_thread && matches(&r->f, p) && fires(r, &PROCESS);
 }
 
-static void crash(struct running *r, const char *where)
+static __attribute__((noreturn)) void crash(struct running *r, const char *where)
 {
 	publish();
 	sdpu_log_sdk(DOCA_LOG_LEVEL_WARNING, SOURCE, "fault %s (crash): process %u kills itself with SIGKILL %s", r->f.id, self_pid, where);
@@ -270,10 +278,11 @@ doca_error_t sdpu_fault_at_submit(struct doca_ctx *ctx, const char *task)
 	char what[160];
 
 	pthread_mutex_lock(&lock);
-	snprintf(what, sizeof(what), "at a %s submit of %s", task, p.ctx);
 	for (size_t i = 0; i < nrunning; i++)
-		if (crashes(&running[i], &p))
+		if (crashes(&running[i], &p)) {
+			snprintf(what, sizeof(what), "at a %s submit of %s", task, p.ctx);
 			crash(&running[i], what);
+		}
 	for (size_t i = 0; i < nrunning && err == DOCA_SUCCESS; i++) {
 		struct running *r = &running[i];
 

@@ -6,8 +6,8 @@
  * processes alike. The C library fires `again`, `crash`, `stall`, `lose-event` and `driver`; the other
  * kinds are accepted, listed and never fire here.
  *
- * Every hook is called behind SDPU_FAULTS_ON(), one relaxed load of a flag that is false while no fault
- * is in force; behind it a hook takes the faults' lock (no syscall). The plan file is looked at, and the
+ * Every hook is called behind SDPU_FAULTS_ON(kinds), one relaxed load of the kinds in force, 0 while no
+ * fault of the hook's kinds is; behind it a hook takes the faults' lock (no syscall). The plan file is looked at, and the
  * counts are published, on the helper thread's 200 ms cadence (core/io.h).
  */
 #ifndef SOFTDPU_CAPI_FAULTS_H_
@@ -20,8 +20,13 @@
 struct doca_ctx;
 struct doca_pe;
 
+/* The kinds in force, one bit each (1 << enum sdpu_fault_kind): a hook is entered only for its own kinds. */
 extern int sdpu_faults_on;
-#define SDPU_FAULTS_ON() __atomic_load_n(&sdpu_faults_on, __ATOMIC_RELAXED)
+#define SDPU_FAULTS_SUBMIT ((1 << 0) | (1 << 2)) /* crash, again */
+#define SDPU_FAULTS_STALL (1 << 1)
+#define SDPU_FAULTS_EVENT (1 << 3) /* lose-event */
+#define SDPU_FAULTS_START (1 << 8) /* driver */
+#define SDPU_FAULTS_ON(kinds) (__atomic_load_n(&sdpu_faults_on, __ATOMIC_RELAXED) & (kinds))
 
 /*
  * The process opens a device of the fabric in `dir`: the first time, $SOFTDPU_FAULTS comes into force
