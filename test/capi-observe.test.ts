@@ -12,10 +12,14 @@ import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
+import { encodeHello } from '../src/comch/wire.js';
+import { DocaErrorCode } from '../src/core/error.js';
 import { readStats, readTally } from '../src/fabric/faults/files.js';
+import { self } from '../src/fabric/liveness.js';
 import { type FabricSnapshot, StatsObserver, type ThreadSnapshot } from '../src/fabric/stats-reader.js';
 import { type Child, runCli, spawnChild, topJson } from './helpers/child.js';
 import { buildPeer, capiFixtures, ccBuild, logged, startProgram, writeSdk } from './helpers/capi.js';
+import { knock } from './helpers/comch.js';
 import { tempFabricDir } from './helpers/fabric.js';
 import { shape } from './helpers/observe.js';
 import { until } from './helpers/wait.js';
@@ -70,6 +74,10 @@ test('softdpu top, view and the fault plan see C processes', { timeout: 170_000 
     await server.waitFor(/^connect 1 1$/);
     client.send('burst 0 5 x'); // x0..x4: 5 messages, 10 bytes; echoes of 15 bytes each way back
     await client.waitFor(/^recv 0 7 echo:x4$/);
+    // A peer that claims a function it may not reach is refused, and counted.
+    const socket = join(dir, readdirSync(dir).find((n) => n.startsWith('comch-srv.'))!);
+    const hello = encodeHello({ pid: self.pid, start: self.start, clientPci: '0000:b1:00.2', armPci: '0000:03:00.0', maxMsgSize: 4080, recvQueueSize: 16, name: new TextEncoder().encode('seen') });
+    assert.equal(await knock(socket, hello), DocaErrorCode.DOCA_ERROR_NOT_PERMITTED);
 
     const snap = await topJson(t, dir);
     assert.deepEqual(snap.threads.map((th) => [th.pid, th.tid, th.alive]).sort(), [[server.pid, server.pid, true], [client.pid, client.pid, true]].sort());
@@ -79,7 +87,7 @@ test('softdpu top, view and the fault plan see C processes', { timeout: 170_000 
     assert.equal(c.title, 'comch-peer client name=seen');
     assert.deepEqual(shape(s), [
       { kind: 'device', name: '0000:03:00.0 (dpu)', state: 0, parent: null, peer: 0, counters: {} },
-      { kind: 'server', name: 'seen for 0000:b1:00.0', state: RUNNING, parent: null, peer: 0, counters: { connections: 1, accepted: 1, refused: 0 } },
+      { kind: 'server', name: 'seen for 0000:b1:00.0', state: RUNNING, parent: null, peer: 0, counters: { connections: 1, accepted: 1, refused: 1 } },
       { kind: 'connection', name: 'server connection 1', state: 0, parent: 'server', peer: client.pid, counters: { sent_messages: 5, sent_bytes: 35, recv_messages: 5, recv_bytes: 10 } },
     ]);
     assert.deepEqual(shape(c), [
@@ -108,7 +116,7 @@ test('softdpu top, view and the fault plan see C processes', { timeout: 170_000 
     assert.ok(gone.exited! > 0, 'an exit time');
     assert.deepEqual(gone.objects.map((o) => [o.kind, o.ended, o.counters.sent_messages ?? null]), [['device', true, null], ['client', true, null], ['connection', true, 8]]);
     const disconnected = threadOf(after, server.pid)!.objects.find((o) => o.kind === 'server')!;
-    assert.deepEqual(disconnected.counters, { connections: 0, accepted: 1, refused: 0 });
+    assert.deepEqual(disconnected.counters, { connections: 0, accepted: 1, refused: 1 });
     assert.match(threadOf(after, server.pid)!.events.at(-1)!.text, new RegExp(`^connection 1 \\(pid ${client.pid}\\) `));
 
     // kill -9 leaves no epitaph: the entry waits for a sweep, shown dead (a look that never saw it alive
