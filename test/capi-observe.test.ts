@@ -236,6 +236,14 @@ test('softdpu top, view and the fault plan see C processes', { timeout: 170_000 
     assert.ok(passedTs.length > 0 && passedTs.length < texts.length, `a mixed draw (${passedTs.length} of ${texts.length} passed)`);
     assert.deepEqual(fromC(), passedTs, 'the same sends passed in both languages');
     await until(() => injections(dir, 'f1') === 2 * (texts.length - passedTs.length), () => `every injection counted, not ${injections(dir, 'f1')}`);
+    // One top shows both clients alike: the same records, names and counts.
+    const snap = await topJson(t, dir);
+    const view = (pid: number) =>
+      shape(threadOf(snap, pid)!)
+        .map(({ peer, ...rest }) => ({ ...rest, peer: peer === server.pid ? 'server' : peer }))
+        .sort((a, b) => (a.kind + a.name < b.kind + b.name ? -1 : 1)); // the order of the slots is each side's
+    assert.deepEqual(view(c.pid), view(ts.pid));
+    assert.deepEqual(view(c.pid).find((o) => o.kind === 'fault'), { kind: 'fault', name: 'f1 again doca_comch_client send (fabric)', state: 0, parent: null, peer: 0, counters: { injected: texts.length - passedTs.length } });
   });
 
   await t.test('$SOFTDPU_FAULTS: a bad plan fails doca_dev_open naming the field; a good one is in force, ids env-N', async (t) => {
