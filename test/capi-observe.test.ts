@@ -6,7 +6,7 @@
  * when killed; and the fault plan of `softdpu fault add` reaches them: AGAIN on a send the planned number
  * of times, counted where `softdpu fault list` counts; a stalled server that resumes once the plan is
  * cleared; a crash at a send; a lost connection event; the same seeded draws in a C and a TypeScript
- * client; $SOFTDPU_FAULTS, refused naming the field or in force.
+ * client; $SOFTDPU_FAULTS, refused naming the field or in force; a driver failure; a crash on the cadence.
  */
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
@@ -260,5 +260,23 @@ test('softdpu top, view and the fault plan see C processes', { timeout: 170_000 
     await client.waitFor(/^recv 0 8 echo:two$/);
     assert.deepEqual(client.lines.filter((l) => l.startsWith('error')), ['error submit DOCA_ERROR_AGAIN']);
     await logged(client, /fault env-1 \(again\): AGAIN at a send submit of doca_comch_client/);
+  });
+
+  await t.test('a driver failure at a C start; a crash on the cadence, for one pid', async (t) => {
+    const dir = tempFabricDir(t);
+    await faultAdd(t, dir, { kind: 'driver', match: { ctx: 'doca_comch_client' }, count: 1 });
+    const refused = start(t, peer, ['client', 'name=driven'], dir);
+    await refused.waitFor(/^started DOCA_ERROR_DRIVER$/);
+    await logged(refused, /fault f1 \(driver\): DRIVER at the start of doca_comch_client/);
+    assert.deepEqual(refused.lines.filter((l) => l.startsWith('state')), [], 'the client stayed IDLE');
+    const server = start(t, peer, ['server', 'name=doomed'], dir);
+    await server.waitFor(/^started DOCA_SUCCESS$/);
+    const bystander = start(t, peer, ['server', 'name=spared'], dir);
+    await bystander.waitFor(/^started DOCA_SUCCESS$/);
+    await faultAdd(t, dir, { kind: 'crash', match: { pid: server.pid } });
+    assert.equal((await server.exited).signal, 'SIGKILL');
+    await logged(server, /fault f2 \(crash\): process \d+ kills itself with SIGKILL on the liveness cadence/);
+    await until(() => injections(dir, 'f2') === 1, 'the crash counted');
+    assert.equal(threadOf(await topJson(t, dir), bystander.pid)?.alive, true, 'the other process lives on');
   });
 });
