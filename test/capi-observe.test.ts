@@ -61,7 +61,7 @@ async function faultAdd(t: TestContext, dir: string, fault: object, pid?: number
   }
 }
 
-test('softdpu top, view and the fault plan see C processes', { timeout: 170_000 }, async (t) => {
+test('softdpu top, view and the fault plan see C processes', { timeout: 240_000 }, async (t) => {
   const tree = await writeSdk(t, { cflags: SANITIZE });
   const peer = await buildPeer(t, tree, 'comch-peer', SANITIZE.split(' '));
 

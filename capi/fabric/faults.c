@@ -105,6 +105,7 @@ static void install(void)
 				if (running[j].source != NULL && strcmp(running[j].source, name) == 0 && running[j].plan_seed == seed && strcmp(running[j].f.key, p->faults[i].key) == 0 &&
 				    running[j].f.kind == p->faults[i].kind) {
 					*r = running[j];
+					sdpu_stat_moved(&r->record);
 					running[j].source = NULL; /* moved */
 					break;
 				}

@@ -50,6 +50,13 @@ void sdpu_stat_open(struct sdpu_stat *s, uint32_t kind, const char *name, const 
 /* A record nobody sees (before open, or for an object that is never published). */
 void sdpu_stat_private(struct sdpu_stat *s);
 
+/* A record copied to another place (a private one's counters move with it). */
+static inline void sdpu_stat_moved(struct sdpu_stat *s)
+{
+	if (s->slot < 0)
+		s->c = s->own;
+}
+
 /* The object ended: its slot keeps its final values, marked ended, for the epitaph. Once. */
 void sdpu_stat_close(struct sdpu_stat *s);
 
