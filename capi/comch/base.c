@@ -4,6 +4,7 @@
  * receive and consumer event registrations, their connections, and the mailbox through which the helper
  * thread hands them what its handshakes made.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -101,9 +102,20 @@ void sdpu_comch_free(struct sdpu_comch *c)
 
 void sdpu_comch_adopt(struct sdpu_comch *c, struct doca_comch_connection *conn)
 {
+	char name[48];
+
 	conn->next = c->conns;
 	c->conns = conn;
 	c->nconns++;
+	conn->number = ++c->adopted;
+	snprintf(name, sizeof(name), "%s connection %u", c->server ? "server" : "client", conn->number);
+	sdpu_stat_open(&conn->stat, SDPU_STAT_CONNECTION, name, &c->ctx.stat, conn->number);
+	sdpu_stat_peer(&conn->stat, conn->peer.pid);
+	c->ctx.stat.c[0] = (double)c->nconns;
+	if (c->server)
+		c->ctx.stat.c[1] += 1;
+	sdpu_stat_event(&c->ctx.stat, SDPU_STAT_EV_CONNECT, "connection %u %s pid %u", c->adopted, c->server ? "from" : "to server",
+			conn->peer.pid);
 	sdpu_source_attach(&conn->source);
 }
 
@@ -113,6 +125,12 @@ void sdpu_comch_forget(struct sdpu_comch *c, struct doca_comch_connection *conn)
 		if (*at == conn) {
 			*at = conn->next;
 			c->nconns--;
+			c->ctx.stat.c[0] = (double)c->nconns;
+			const char *why = doca_error_get_name(conn->close_reason);
+
+			sdpu_stat_event(&c->ctx.stat, SDPU_STAT_EV_DISCONNECT, "connection %u (%spid %u) %s", conn->number, c->server ? "" : "server ", conn->peer.pid,
+					strncmp(why, "DOCA_ERROR_", 11) == 0 ? why + 11 : why);
+			sdpu_stat_close(&conn->stat);
 			return;
 		}
 }

@@ -5,6 +5,7 @@
  * thread looks for the server and runs the handshake (client_hs.c), retrying every 100 ms while the server
  * is not there, and posts the connection; the next doca_pe_progress takes it (STARTING -> RUNNING).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include "comch/comch.h"
 #include "core/internal.h"
 #include "core/io.h"
+#include "fabric/pci.h"
 
 #define SOURCE "comch_client"
 
@@ -145,6 +147,13 @@ doca_error_t doca_comch_client_create(struct doca_dev *dev, const char *name, st
 	c->base.closed = client_closed;
 	c->base.mail_handler = client_mail;
 	c->fd = -1;
+	{
+		char pci[13], what[200];
+
+		sdpu_pci_format(&dev->info->pci, pci);
+		snprintf(what, sizeof(what), "%.160s from %s", name, pci);
+		sdpu_stat_open(&c->base.ctx.stat, SDPU_STAT_CLIENT, what, NULL, 0);
+	}
 	sdpu_dev_use(dev, 1);
 	*comch_client = c;
 	return DOCA_SUCCESS;

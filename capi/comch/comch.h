@@ -65,6 +65,9 @@ struct doca_comch_connection {
 	uint32_t *unregistered;
 	uint32_t nunregistered;
 	uint64_t counters[5], snapshot[5];
+	/* Its record for observers (its counters mirror `counters`), and its number there. */
+	struct sdpu_stat stat;
+	uint32_t number;
 	struct doca_comch_connection *next;
 };
 
@@ -104,6 +107,8 @@ struct sdpu_comch {
 	/* Established connections this thread owns. */
 	struct doca_comch_connection *conns;
 	size_t nconns;
+	/* Connections adopted so far (names them for observers). */
+	uint32_t adopted;
 	/* The mailbox: the helper thread posts (under the io lock), sets `mail`, rings the bit. */
 	struct sdpu_source mail_source;
 	int mail;

@@ -278,6 +278,7 @@ struct doca_comch_connection *sdpu_conn_create(struct sdpu_comch *owner, bool se
 		sdpu_segment_close(segment);
 		return NULL;
 	}
+	sdpu_stat_private(&conn->stat);
 	conn->owner = owner;
 	conn->server_side = server_side;
 	conn->fd = fd;

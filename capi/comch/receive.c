@@ -17,6 +17,7 @@
 #include "comch/comch.h"
 #include "core/internal.h"
 #include "core/shm.h"
+#include "fabric/faults.h"
 
 #define SOURCE "comch"
 #define CONTROL_BUDGET 32
@@ -52,7 +53,7 @@ static void run_consumer_event(struct sdpu_work *work)
 	struct sdpu_comch *owner = e->conn->owner;
 	doca_comch_event_consumer_cb_t cb = e->expired ? owner->consumer_expired : owner->consumer_new;
 
-	if (cb != NULL)
+	if (cb != NULL && !(SDPU_FAULTS_ON(SDPU_FAULTS_EVENT) && sdpu_fault_lose_event(&owner->ctx, e->expired ? "consumer_expired" : "consumer_new")))
 		cb(&owner->consumer_event, e->conn, e->id);
 	free(e);
 }
@@ -220,6 +221,8 @@ void sdpu_conn_recv_run(struct sdpu_work *work)
 	sdpu_ring_advance(&conn->in);
 	conn->counters[DOCA_COMCH_COUNTER_RECV_MESSAGES]++;
 	conn->counters[DOCA_COMCH_COUNTER_RECV_BYTES] += len;
+	conn->stat.c[2] = (double)conn->counters[DOCA_COMCH_COUNTER_RECV_MESSAGES];
+	conn->stat.c[3] = (double)conn->counters[DOCA_COMCH_COUNTER_RECV_BYTES];
 	peer_wants_room = conn->segment->base + (conn->server_side ? SDPU_CONN_SIDE_CLIENT : SDPU_CONN_SIDE_SERVER);
 	if (sdpu_load(peer_wants_room) != 0)
 		sdpu_conn_ring_peer(conn);

@@ -25,6 +25,8 @@ static bool write_one(struct doca_comch_connection *conn, struct doca_comch_task
 	}
 	conn->counters[DOCA_COMCH_COUNTER_SENT_MESSAGES]++;
 	conn->counters[DOCA_COMCH_COUNTER_SENT_BYTES] += task->len;
+	conn->stat.c[0] = (double)conn->counters[DOCA_COMCH_COUNTER_SENT_MESSAGES];
+	conn->stat.c[1] = (double)conn->counters[DOCA_COMCH_COUNTER_SENT_BYTES];
 	sdpu_task_complete(&task->base, DOCA_SUCCESS);
 	return true;
 }

@@ -5,6 +5,7 @@
  * name and listens (docs/protocol.md, "Rendezvous"); the helper thread runs each handshake
  * (server_hs.c) and posts established connections, which this side raises as connection events.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -15,6 +16,8 @@
 #include "comch/comch.h"
 #include "core/internal.h"
 #include "core/io.h"
+#include "fabric/faults.h"
+#include "fabric/pci.h"
 #include "fabric/names.h"
 #include "fabric/rendezvous.h"
 
@@ -30,7 +33,8 @@ static void run_connected(struct sdpu_work *work)
 	struct doca_comch_connection *conn = (struct doca_comch_connection *)((char *)work - offsetof(struct doca_comch_connection, connected));
 	struct doca_comch_server *s = (struct doca_comch_server *)conn->owner;
 
-	s->connect_cb(&s->status_event, conn, 1);
+	if (!(SDPU_FAULTS_ON(SDPU_FAULTS_EVENT) && sdpu_fault_lose_event(&s->base.ctx, "connection_established")))
+		s->connect_cb(&s->status_event, conn, 1);
 }
 
 static void run_disconnected(struct sdpu_work *work)
@@ -38,7 +42,8 @@ static void run_disconnected(struct sdpu_work *work)
 	struct doca_comch_connection *conn = (struct doca_comch_connection *)((char *)work - offsetof(struct doca_comch_connection, disconnected));
 	struct doca_comch_server *s = (struct doca_comch_server *)conn->owner;
 
-	s->disconnect_cb(&s->status_event, conn, 1);
+	if (!(SDPU_FAULTS_ON(SDPU_FAULTS_EVENT) && sdpu_fault_lose_event(&s->base.ctx, "connection_disconnected")))
+		s->disconnect_cb(&s->status_event, conn, 1);
 	sdpu_conn_free(conn);
 }
 
@@ -203,6 +208,13 @@ doca_error_t doca_comch_server_create(struct doca_dev *dev, struct doca_dev_rep 
 	s->rep = repr;
 	s->status_event.owner = &s->base;
 	s->lock_fd = s->listen_fd = -1;
+	{
+		char pci[13], what[200];
+
+		sdpu_pci_format(&repr->info->pci, pci);
+		snprintf(what, sizeof(what), "%.160s for %s", name, pci);
+		sdpu_stat_open(&s->base.ctx.stat, SDPU_STAT_SERVER, what, NULL, 0);
+	}
 	sdpu_dev_use(dev, 1);
 	sdpu_rep_use(repr, 1);
 	*comch_server = s;

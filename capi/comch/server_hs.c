@@ -75,6 +75,7 @@ static void drop(struct sdpu_handshake *hs, doca_error_t code, const char *forma
 	vsnprintf(why, sizeof(why), format, args);
 	va_end(args);
 	sdpu_log_sdk(DOCA_LOG_LEVEL_WARNING, SOURCE, "server \"%s\": %s; dropping that peer", (const char *)hs->server->base.name, why);
+	hs->server->base.ctx.stat.c[2] += 1; /* refused, for observers: every dropped peer, as the TypeScript server counts */
 	if (code != DOCA_SUCCESS) {
 		uint8_t frame[4 + SDPU_MAX_FRAME];
 

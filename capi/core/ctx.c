@@ -13,6 +13,7 @@
 #include "core/ctx.h"
 #include "core/internal.h"
 #include "core/pe.h"
+#include "fabric/faults.h"
 
 static const char *const STATE_NAMES[] = {"IDLE", "STARTING", "RUNNING", "STOPPING"};
 
@@ -25,6 +26,7 @@ void sdpu_ctx_init(struct doca_ctx *ctx, const struct sdpu_ctx_ops *ops)
 	ctx->state = DOCA_CTX_STATE_IDLE;
 	ctx->started.run = run_started;
 	ctx->failed.run = run_failed;
+	sdpu_stat_private(&ctx->stat);
 }
 
 static void set_state(struct doca_ctx *ctx, enum doca_ctx_states next)
@@ -32,6 +34,7 @@ static void set_state(struct doca_ctx *ctx, enum doca_ctx_states next)
 	enum doca_ctx_states prev = ctx->state;
 
 	ctx->state = next;
+	sdpu_stat_state(&ctx->stat, (int32_t)next);
 	sdpu_log_sdk(DOCA_LOG_LEVEL_DEBUG, ctx->ops->name, "%s -> %s", STATE_NAMES[prev], STATE_NAMES[next]);
 	if (ctx->state_cb != NULL)
 		ctx->state_cb(ctx->user_data, ctx, prev, next);
@@ -175,6 +178,7 @@ doca_error_t sdpu_ctx_destroy(struct doca_ctx *ctx)
 			free(ctx->confs[i]->pool);
 		free(ctx->confs[i]);
 	}
+	sdpu_stat_close(&ctx->stat);
 	return DOCA_SUCCESS;
 }
 
@@ -362,7 +366,9 @@ doca_error_t doca_ctx_start(struct doca_ctx *ctx)
 		return DOCA_ERROR_NOT_CONNECTED;
 	}
 	ctx->stop_error = DOCA_SUCCESS;
-	err = ctx->ops->start(ctx, &running);
+	err = SDPU_FAULTS_ON(SDPU_FAULTS_START) ? sdpu_fault_at_start(ctx) : DOCA_SUCCESS;
+	if (err == DOCA_SUCCESS)
+		err = ctx->ops->start(ctx, &running);
 	if (err != DOCA_SUCCESS)
 		return err;
 	set_state(ctx, running ? DOCA_CTX_STATE_RUNNING : DOCA_CTX_STATE_STARTING);

@@ -15,6 +15,8 @@
 #include <doca_ctx.h>
 #include <doca_pe.h>
 
+#include "fabric/introspect.h"
+
 /* A unit of work for doca_pe_progress: run once, from the context's FIFO. */
 struct sdpu_work {
 	struct sdpu_work *next;
@@ -102,6 +104,8 @@ struct doca_ctx {
 	bool queued;
 	struct doca_ctx *ready_next;
 	bool leak_reported;
+	/* Its record for observers (fabric/introspect.h): private until the context opens it; the state follows. */
+	struct sdpu_stat stat;
 };
 
 void sdpu_ctx_init(struct doca_ctx *ctx, const struct sdpu_ctx_ops *ops);

@@ -5,12 +5,15 @@
  * Opening a device again adds a reference (one object per device); each open needs its close.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include <doca_log.h>
 
 #include "core/dev.h"
 #include "core/internal.h"
+#include "fabric/faults.h"
+#include "fabric/pci.h"
 
 #define SOURCE "doca_dev"
 
@@ -60,6 +63,8 @@ doca_error_t doca_dev_open(struct doca_devinfo *devinfo, struct doca_dev **dev)
 	if (devinfo == NULL || dev == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
 	err = sdpu_fabric_join(&fabric);
+	if (err == DOCA_SUCCESS)
+		err = sdpu_faults_follow(fabric->dir);
 	if (err != DOCA_SUCCESS)
 		return err;
 	if (devinfo < fabric->topology->devices || devinfo >= fabric->topology->devices + fabric->topology->ndevices)
@@ -71,8 +76,14 @@ doca_error_t doca_dev_open(struct doca_devinfo *devinfo, struct doca_dev **dev)
 	if (devs != NULL && devs[index] == NULL) {
 		devs[index] = calloc(1, sizeof(**devs));
 		if (devs[index] != NULL) {
+			char pci[13], name[32];
+
 			devs[index]->info = devinfo;
 			devs[index]->fabric = fabric;
+			sdpu_pci_format(&devinfo->pci, pci);
+			snprintf(name, sizeof(name), "%s (%s)", pci, devinfo->dpu_side ? "dpu" : "host");
+			sdpu_stat_open(&devs[index]->stat, SDPU_STAT_DEVICE, name, NULL, 0);
+			sdpu_faults_device(pci, devinfo->dpu_side);
 		}
 	}
 	if (devs == NULL || devs[index] == NULL) {
@@ -101,6 +112,7 @@ doca_error_t doca_dev_close(struct doca_dev *dev)
 		err = DOCA_ERROR_IN_USE;
 	} else if (--dev->refs == 0) {
 		devs[dev->info - dev->fabric->topology->devices] = NULL;
+		sdpu_stat_close(&dev->stat);
 		free(dev);
 	}
 	pthread_mutex_unlock(&lock);

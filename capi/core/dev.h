@@ -10,6 +10,7 @@
 #include <doca_dev.h>
 
 #include "fabric/fabric.h"
+#include "fabric/introspect.h"
 
 struct doca_dev {
 	struct doca_devinfo *info;
@@ -17,6 +18,8 @@ struct doca_dev {
 	int refs;
 	/* Contexts and open representors that use it. */
 	int users;
+	/* Its record for observers: "<pci> (<side>)". */
+	struct sdpu_stat stat;
 };
 
 struct doca_dev_rep {

@@ -12,6 +12,7 @@
 
 #include "core/internal.h"
 #include "core/pe.h"
+#include "fabric/faults.h"
 
 #define SOURCE "doca_pe"
 
@@ -218,6 +219,8 @@ uint8_t doca_pe_progress(struct doca_pe *pe)
 		pe->nested_reported = true;
 		return 0;
 	}
+	if (SDPU_FAULTS_ON(SDPU_FAULTS_STALL) && sdpu_fault_stalls(pe))
+		return 0;
 	pe->in_callback = true;
 	r = pe->tracking && pe->mode == DOCA_PE_EVENT_MODE_PROGRESS_SELECTIVE ? progress_ready(pe) : progress_all(pe);
 	pe->in_callback = false;

@@ -13,6 +13,7 @@
 #include "core/ctx.h"
 #include "core/internal.h"
 #include "core/pe.h"
+#include "fabric/faults.h"
 
 static void run_completion(struct sdpu_work *work)
 {
@@ -119,6 +120,8 @@ doca_error_t doca_task_submit(struct doca_task *task)
 		return DOCA_ERROR_BAD_STATE;
 	}
 	err = sdpu_ctx_require_running(ctx, "doca_task_submit");
+	if (err == DOCA_SUCCESS && SDPU_FAULTS_ON(SDPU_FAULTS_SUBMIT))
+		err = sdpu_fault_at_submit(ctx, task->conf->type);
 	if (err != DOCA_SUCCESS)
 		return err;
 	previous = task->state;

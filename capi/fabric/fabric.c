@@ -10,6 +10,7 @@
 
 #include "core/internal.h"
 #include "fabric/dir.h"
+#include "fabric/epitaphs.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sdpu_fabric *joined;
@@ -35,6 +36,7 @@ doca_error_t sdpu_fabric_join(const struct sdpu_fabric **out)
 	}
 	if (err == DOCA_SUCCESS) {
 		sdpu_fabric_dir_sweep(dir);
+		sdpu_epitaphs_sweep(dir);
 		err = sdpu_fabric_dir_id(dir, f->dir, sizeof(f->dir), f->id);
 	}
 	if (err != DOCA_SUCCESS) {

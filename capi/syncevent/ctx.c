@@ -59,6 +59,8 @@ static void complete_holding(struct doca_sync_event *ev)
 	}
 	if (ev->npending == 0)
 		sdpu_se_waiters_want(&ev->waiters, false, NULL);
+	sdpu_stat_u64(&ev->ctx.stat, 0, value);
+	ev->ctx.stat.c[1] = (double)ev->npending;
 }
 
 /* Rung by updates, the event's end or the exporter's death (the helper thread): memory only, no syscall. */
@@ -130,6 +132,7 @@ static void se_stop(struct doca_ctx *ctx)
 
 	ev->pending = NULL; /* the context flushes them next */
 	ev->npending = 0;
+	ev->ctx.stat.c[1] = 0;
 	sdpu_se_waiters_release(&ev->waiters);
 	sdpu_io_lock();
 	sdpu_io_unwatch(ev->exporter_watch);
@@ -268,6 +271,7 @@ static doca_error_t wait_submitted(struct doca_sync_event *ev, struct sdpu_se_ta
 	t->pending_next = ev->pending;
 	ev->pending = t;
 	ev->npending++;
+	ev->ctx.stat.c[1] = (double)ev->npending;
 	return DOCA_SUCCESS;
 }
 
@@ -296,6 +300,7 @@ static doca_error_t execute(struct doca_task *task)
 	switch (kind) {
 	case SDPU_SE_TASK_GET:
 		*((struct doca_sync_event_task_get *)task)->ret_val_ptr = sdpu_se_load(ev);
+		sdpu_stat_u64(&ev->ctx.stat, 0, *((struct doca_sync_event_task_get *)task)->ret_val_ptr);
 		break;
 	case SDPU_SE_TASK_NOTIFY_SET:
 		sdpu_se_update(ev, false, ((struct doca_sync_event_task_notify_set *)task)->set_val);

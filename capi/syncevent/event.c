@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -194,6 +195,24 @@ doca_error_t doca_sync_event_set_addr(struct doca_sync_event *event, uint64_t *a
 
 /* ---- modes ---- */
 
+/* Its record for observers, at the first start: named after the control segment, as every handle's is. */
+static void publish(struct doca_sync_event *ev)
+{
+	char name[64];
+	const struct sdpu_descriptor *d = &ev->control->descriptor;
+
+	if (ev->ctx.stat.slot >= 0)
+		return;
+	if (ev->imported)
+		snprintf(name, sizeof(name), "event %u:%u imported (remote_pci)", d->pid, d->fd);
+	else
+		snprintf(name, sizeof(name), "event %u:%u %s\u2192%s", d->pid, d->fd, LOCATION_NAMES[ev->publisher], LOCATION_NAMES[ev->subscriber]);
+	sdpu_stat_open(&ev->ctx.stat, SDPU_STAT_SYNC_EVENT, name, NULL, d->fd);
+	if (ev->imported)
+		sdpu_stat_peer(&ev->ctx.stat, d->pid);
+	sdpu_stat_u64(&ev->ctx.stat, 0, sdpu_se_load(ev));
+}
+
 doca_error_t sdpu_se_prepare(struct doca_sync_event *ev, enum sdpu_se_mode mode, const char *call)
 {
 	doca_error_t err;
@@ -205,6 +224,7 @@ doca_error_t sdpu_se_prepare(struct doca_sync_event *ev, enum sdpu_se_mode mode,
 	}
 	if (ev->imported || ev->control != NULL) {
 		ev->mode = mode;
+		publish(ev);
 		return DOCA_SUCCESS;
 	}
 	err = sdpu_se_control_create(&ev->control);
@@ -213,6 +233,7 @@ doca_error_t sdpu_se_prepare(struct doca_sync_event *ev, enum sdpu_se_mode mode,
 	sdpu_se_waiters_init(&ev->waiters, ev->control);
 	ev->value = ev->user_addr != NULL ? ev->user_addr : (uint64_t *)(ev->control->base + SDPU_SE_VALUE);
 	ev->mode = mode;
+	publish(ev);
 	return DOCA_SUCCESS;
 }
 
@@ -232,8 +253,10 @@ doca_error_t doca_sync_event_start(struct doca_sync_event *event)
 	}
 	doca_error_t err = sdpu_se_prepare(event, SDPU_SE_MODE_SYNC, call);
 
-	if (err == DOCA_SUCCESS)
+	if (err == DOCA_SUCCESS) {
 		event->sync_started = true;
+		sdpu_stat_state(&event->ctx.stat, DOCA_CTX_STATE_RUNNING);
+	}
 	return err;
 }
 
@@ -246,6 +269,7 @@ doca_error_t doca_sync_event_stop(struct doca_sync_event *event)
 		return DOCA_ERROR_BAD_STATE;
 	}
 	event->sync_started = false;
+	sdpu_stat_state(&event->ctx.stat, DOCA_CTX_STATE_IDLE);
 	return DOCA_SUCCESS;
 }
 
@@ -325,6 +349,8 @@ uint64_t sdpu_se_update(struct doca_sync_event *ev, bool add, uint64_t v)
 		before = __atomic_fetch_add(ev->value, v, __ATOMIC_SEQ_CST);
 	else
 		__atomic_store_n(ev->value, v, __ATOMIC_SEQ_CST);
+	sdpu_stat_u64(&ev->ctx.stat, 0, add ? before + v : v);
+	ev->ctx.stat.c[2] += 1;
 	sdpu_se_waiters_ring_if_waiting(&ev->waiters);
 	return before;
 }
@@ -360,8 +386,10 @@ doca_error_t doca_sync_event_get(struct doca_sync_event *event, uint64_t *value)
 	if (event == NULL || value == NULL)
 		return DOCA_ERROR_INVALID_VALUE;
 	err = sdpu_se_usable(event, false, "doca_sync_event_get");
-	if (err == DOCA_SUCCESS)
+	if (err == DOCA_SUCCESS) {
 		*value = sdpu_se_load(event);
+		sdpu_stat_u64(&event->ctx.stat, 0, *value);
+	}
 	return err;
 }
 
