@@ -5,7 +5,8 @@
  * client on a foreign function, one server name as one lock across both implementations, a TypeScript
  * consumer registered by the C side, 64 C clients on
  * one TypeScript server, ring positions across 2^32 with a slot count that is not a power of two, busy
- * progress that makes no syscall when there is nothing to do, and a client that progresses once a second.
+ * progress that makes no syscall when there is nothing to do, a client that progresses once a second, and
+ * several threads of one process, each with its own engine.
  */
 import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
@@ -35,7 +36,7 @@ const TOPOLOGY = {
   ],
 };
 
-test('the comch control path between C and TypeScript, with the scriptable C peer', { timeout: 170_000 }, async (t) => {
+test('the comch control path between C and TypeScript, with the scriptable C peer', { timeout: 300_000 }, async (t) => {
   const tree = await writeSdk(t);
   const peer = await buildPeer(t, tree);
 
@@ -200,6 +201,21 @@ test('the comch control path between C and TypeScript, with the scriptable C pee
     await tsServer.waitFor(/^started DOCA_SUCCESS$/);
     const client = startProgram(t, peer, ['client', 'name=quiet', 'mode=notify', 'syscheck=1000000'], dir2);
     assert.equal((await client.waitFor(/^syscalls (.*)$/, 60_000))[1], '0', 'a client that slept on its notification fd');
+  });
+
+  await t.test('several threads, each with its own engine and client, against a TypeScript and a C echo server; one sync event they all add to', async (t) => {
+    const threads = await ccBuild(t, tree, 'host', join(capiFixtures, 'threads.c'), 'threads', ['-pthread']);
+    for (const impl of ['TypeScript', 'C']) {
+      const dir = tempFabricDir(t);
+      const server = impl === 'C' ? startProgram(t, peer, ['server', 'name=threads', 'echo', 'quiet=1', 'mode=notify'], dir) : startServer(t, dir, { name: 'threads', echo: true });
+      await server.waitFor(/^started DOCA_SUCCESS$/);
+      const run = await runProgram(t, threads, ['8', '200'], dir, { SOFTDPU_FABRIC: dir }, 120_000);
+      assertRan(run, `threads against the ${impl} server`);
+      const lines = run.stdout.trim().split('\n');
+      for (let i = 0; i < 8; i++) assert.ok(lines.includes(`thread ${i} ok 200`), `${impl}: thread ${i}\n${run.stdout}`);
+      assert.ok(lines.includes('event 1600') && lines.includes('done 0'), `${impl}:\n${run.stdout}`);
+      await waitCount(server, /^disconnect /, 8, 30_000);
+    }
   });
 
   await t.test('a client that progresses once a second connects within a few calls', async (t) => {

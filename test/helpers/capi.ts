@@ -92,8 +92,8 @@ export async function ccBuild(t: TestContext, tree: SdkTree, side: Side, source:
 }
 
 /** Runs a built program (no LD_LIBRARY_PATH) and returns how it ran. */
-export function runProgram(t: TestContext, path: string, args: string[], cwd: string, env: Record<string, string> = {}): Promise<Ran> {
-  return runCommand(t, path, args, cwd, cleanEnv(env), 30_000);
+export function runProgram(t: TestContext, path: string, args: string[], cwd: string, env: Record<string, string> = {}, timeoutMs = 30_000): Promise<Ran> {
+  return runCommand(t, path, args, cwd, cleanEnv(env), timeoutMs);
 }
 
 /** The scriptable C comch peer (test/fixtures/capi/comch-peer/peer.c), built against one side's tree. */
