@@ -100,9 +100,9 @@ export function buildPeer(t: TestContext, tree: SdkTree, name = 'comch-peer', fl
   return ccBuild(t, tree, 'host', join(capiFixtures, 'comch-peer', 'peer.c'), name, flags);
 }
 
-/** The control path samples (capi/samples/comch_ctrl_path), built with meson against one side. */
-export async function buildSamples(t: TestContext, tree: SdkTree, side: Side): Promise<{ server: string; client: string }> {
-  const build = await mesonBuild(t, tree, side, join(repoRoot, 'capi', 'samples', 'comch_ctrl_path'), `samples-${side}`);
+/** The control path samples (capi/samples/comch_ctrl_path), built with meson against one side (`options`: meson's, as -Db_sanitize=address). */
+export async function buildSamples(t: TestContext, tree: SdkTree, side: Side, options: string[] = []): Promise<{ server: string; client: string }> {
+  const build = await mesonBuild(t, tree, side, join(repoRoot, 'capi', 'samples', 'comch_ctrl_path'), `samples-${side}`, options);
   return { server: join(build, 'doca_comch_ctrl_path_server'), client: join(build, 'doca_comch_ctrl_path_client') };
 }
 
