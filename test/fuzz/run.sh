@@ -5,7 +5,8 @@
 #
 #   test/fuzz/run.sh TARGET SECONDS [OUT]   build into OUT (default build/fuzz; the library's objects are
 #                                           kept and rebuilt when a source changes), seed OUT/TARGET/corpus,
-#                                           fuzz. Targets: blob handshake conn topology. More libFuzzer
+#                                           fuzz. Targets: blob handshake server conn
+#                                           topology. More libFuzzer
 #                                           flags in $FUZZ_FLAGS (-jobs=2, -max_len=...). The fabric is
 #                                           $SOFTDPU_FABRIC, else a private directory made and removed here.
 #
