@@ -86,6 +86,11 @@ test('the comch control path between C and TypeScript, with the scriptable C pee
     const refused = assertRan(await run(t, peer, ['server'], dir, { SOFTDPU_FABRIC: join(dir, 'g'), SOFTDPU_TOPOLOGY: bad }), 'bad topology', 1);
     assert.equal(refused.stdout.trim(), 'error setup DOCA_ERROR_BAD_CONFIG');
     assert.match(refused.stderr, /\$\.dpus\[0\]\.arm\[0\]\.pci: "03:00" is not a PCI address/);
+    // Found by test/fuzz/topology.c: an sfnum beyond 2^64 was cast to an integer (undefined behaviour).
+    writeFileSync(bad, `{"dpus": [{"arm": [{"pci": "03:00.0"}], "host": [{"pci": "b1:00.5", "type": "SF", "sfnum": 4${'4'.repeat(80)}7}]}]}`);
+    const huge = assertRan(await run(t, peer, ['server'], dir, { SOFTDPU_FABRIC: join(dir, 'h'), SOFTDPU_TOPOLOGY: bad }), 'huge sfnum', 1);
+    assert.equal(huge.stdout.trim(), 'error setup DOCA_ERROR_BAD_CONFIG');
+    assert.match(huge.stderr, /\$\.dpus\[0\]\.host\[0\]\.sfnum: is only for SF functions and must be an integer in \[0, 2\^53 - 1\]/);
     const proc = assertRan(await run(t, peer, ['server'], dir, { SOFTDPU_FABRIC: '/proc/self/sdpu' }), 'procfs', 1);
     assert.equal(proc.stdout.trim(), 'error setup DOCA_ERROR_NOT_SUPPORTED');
     mkdirSync(join(dir, 'open'), { mode: 0o755 });

@@ -362,9 +362,10 @@ static bool host_function(struct parse *ps, const struct sdpu_json *raw, const c
 			return fail(ps, field, "must be true or false");
 		}
 	}
-	if (sfnum != NULL && (fn->type != DOCA_PCI_FUNC_TYPE_SF || !integer(sfnum, &sf) || sf < 0)) {
+	/* At most 2^53 - 1: both sides name the SF's interfaces after it, so it must be a number both hold exactly. */
+	if (sfnum != NULL && (fn->type != DOCA_PCI_FUNC_TYPE_SF || !integer(sfnum, &sf) || sf < 0 || sf > 9007199254740991.0)) {
 		snprintf(field, sizeof(field), "%s.sfnum", hp);
-		return fail(ps, field, "is only for SF functions and must be a non-negative integer");
+		return fail(ps, field, "is only for SF functions and must be an integer in [0, 2^53 - 1]");
 	}
 	if (arm == NULL)
 		arm_pci = arms[0].pci;
