@@ -1,7 +1,7 @@
 /**
  * The C library's parsers of what other processes write, under libFuzzer with AddressSanitizer and
  * UndefinedBehaviorSanitizer (test/fuzz/, docs/c.md "Fuzzing"): sync event PCI export blobs on a live
- * fabric, the comch handshake's frames (alone, and as a live C server reads them), a connection
+ * fabric, the comch handshake's frames (alone, and as a live C server and a live C client read them), a connection
  * segment's header and rings, and topology files.
  * Each target is built by test/fuzz/run.sh from the library's own sources, seeded by itself with what
  * the library encodes and exports, and fuzzed for FUZZ_SECONDS; any crash, sanitizer report or leak fails
@@ -19,8 +19,8 @@ import { runCommand } from './helpers/child.js';
 import { cleanEnv, repoRoot } from './helpers/capi.js';
 import { tempFabricDir } from './helpers/fabric.js';
 
-const TARGETS = ['blob', 'handshake', 'server', 'conn', 'topology'];
-/** Per target: five of them well inside the suite's time on 2 loaded CPUs. run.sh takes longer by hand. */
+const TARGETS = ['blob', 'handshake', 'server', 'client', 'conn', 'topology'];
+/** Per target: six of them well inside the suite's time on 2 loaded CPUs. run.sh takes longer by hand. */
 const FUZZ_SECONDS = 15;
 const INSTALL = 'apt-get install clang libclang-rt-dev';
 

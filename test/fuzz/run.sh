@@ -5,10 +5,10 @@
 #
 #   test/fuzz/run.sh TARGET SECONDS [OUT]   build into OUT (default build/fuzz; the library's objects are
 #                                           kept and rebuilt when a source changes), seed OUT/TARGET/corpus,
-#                                           fuzz. Targets: blob handshake server conn
-#                                           topology. More libFuzzer
-#                                           flags in $FUZZ_FLAGS (-jobs=2, -max_len=...). The fabric is
-#                                           $SOFTDPU_FABRIC, else a private directory made and removed here.
+#                                           fuzz. Targets: test/fuzz/*.c (blob handshake server
+#                                           client conn topology). More libFuzzer flags in $FUZZ_FLAGS
+#                                           (-jobs=2, -max_len=...). The fabric is $SOFTDPU_FABRIC, else
+#                                           a private directory made and removed here.
 #
 # A crash leaves its input in OUT/TARGET/crash-* and exits non-zero; replay it with
 # `OUT/TARGET-fuzzer FILE` (SOFTDPU_FUZZ_LOG=1 shows the library's log lines).
