@@ -22,7 +22,7 @@ import { knock, linesOf, startClient, startServer, waitCount } from './helpers/c
 import { tempFabricDir } from './helpers/fabric.js';
 
 const DEBUG = { SOFTDPU_SDK_LOG_LEVEL: '60' };
-const SANITIZE = '-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all -g';
+const SANITIZE = '-fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer -fno-sanitize-recover=all -g';
 const ASAN = { ASAN_OPTIONS: 'detect_leaks=1:abort_on_error=0', UBSAN_OPTIONS: 'halt_on_error=1:print_stacktrace=1' };
 const REPORT = /Sanitizer|runtime error/;
 

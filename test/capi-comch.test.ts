@@ -18,7 +18,7 @@ const output = (child: Child) => `${child.lines.join('\n')}\n${child.stderr.join
 /** The fabric's entries (what a sweep would consider), without the epitaphs TypeScript threads leave on purpose. */
 const entries = (dir: string) => readdirSync(dir).filter((name) => !name.endsWith('.exited'));
 
-const SANITIZE = '-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all -g';
+const SANITIZE = '-fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer -fno-sanitize-recover=all -g';
 const ASAN = { ASAN_OPTIONS: 'detect_leaks=1:abort_on_error=0', UBSAN_OPTIONS: 'halt_on_error=1:print_stacktrace=1' };
 const REPORT = /Sanitizer|runtime error/;
 
