@@ -146,7 +146,7 @@ test('a DOCA program built with meson against the tree parses flags with doca_ar
 });
 
 test('the same program and library run clean under AddressSanitizer and UBSan, leaks included', { timeout: 180_000 }, async (t) => {
-  const sanitize = '-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all';
+  const sanitize = '-fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer -fno-sanitize-recover=all';
   const tree = await writeSdk(t, { cflags: `${sanitize} -Werror` });
   const host = join(await mesonBuild(t, tree, 'host', SOURCE, 'build-asan', ['-Db_sanitize=address,undefined']), PROGRAM);
   const file = join(tree.scratch, 'flags.json');

@@ -7,20 +7,25 @@
  * one TypeScript server, ring positions across 2^32 with a slot count that is not a power of two, busy
  * progress that makes no syscall when there is nothing to do, a client that progresses once a second, and
  * several threads of one process, each with its own engine.
+ * The library and every C program are built with AddressSanitizer and UBSan: any report a program
+ * printed fails the test.
  */
 import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import { encodeHello } from '../src/comch/wire.js';
 import { DocaErrorCode } from '../src/core/error.js';
 import { self } from '../src/fabric/liveness.js';
-import { assertExit, runCli, spawnChild } from './helpers/child.js';
+import { assertExit, type Child, type Ran, runCli, spawnChild } from './helpers/child.js';
 import { assertRan, buildPeer, capiFixtures, ccBuild, logged, runProgram, startProgram, writeSdk } from './helpers/capi.js';
 import { knock, linesOf, startClient, startServer, waitCount } from './helpers/comch.js';
 import { tempFabricDir } from './helpers/fabric.js';
 
 const DEBUG = { SOFTDPU_SDK_LOG_LEVEL: '60' };
+const SANITIZE = '-fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer -fno-sanitize-recover=all -g';
+const ASAN = { ASAN_OPTIONS: 'detect_leaks=1:abort_on_error=0', UBSAN_OPTIONS: 'halt_on_error=1:print_stacktrace=1' };
+const REPORT = /Sanitizer|runtime error/;
 
 /** Two DPUs, a VF, an SF, an emulated function, a second Arm device and capability overrides (docs/topology.md). */
 const TOPOLOGY = {
@@ -37,15 +42,28 @@ const TOPOLOGY = {
 };
 
 test('the comch control path between C and TypeScript, with the scriptable C peer', { timeout: 300_000 }, async (t) => {
-  const tree = await writeSdk(t);
-  const peer = await buildPeer(t, tree);
+  const tree = await writeSdk(t, { cflags: SANITIZE });
+  const peer = await buildPeer(t, tree, 'comch-peer-asan', SANITIZE.split(' '));
+  // Every C program's stderr, checked for sanitizer reports once the subtests are over.
+  const started: Child[] = [];
+  const ran: Ran[] = [];
+  const start = (t: TestContext, path: string, args: string[], dir: string, env: Record<string, string> = {}): Child => {
+    const child = startProgram(t, path, args, dir, { ...ASAN, ...env });
+    started.push(child);
+    return child;
+  };
+  const run = async (t: TestContext, path: string, args: string[], dir: string, env: Record<string, string> = {}, timeoutMs?: number): Promise<Ran> => {
+    const r = await runProgram(t, path, args, dir, { ...ASAN, ...env }, timeoutMs);
+    ran.push(r);
+    return r;
+  };
 
   await t.test('devices, representors and caps of a topology file are the TypeScript side\'s; a bad one and bad fabric locations are refused', async (t) => {
     const dir = tempFabricDir(t);
     const topology = join(dir, 'topology.json');
     writeFileSync(topology, JSON.stringify(TOPOLOGY));
-    const devices = await ccBuild(t, tree, 'host', join(capiFixtures, 'devices.c'), 'devices');
-    const c = JSON.parse(assertRan(await runProgram(t, devices, [], dir, { SOFTDPU_FABRIC: join(dir, 'f'), SOFTDPU_TOPOLOGY: topology }), 'devices').stdout) as { devices: Record<string, unknown>[] };
+    const devices = await ccBuild(t, tree, 'host', join(capiFixtures, 'devices.c'), 'devices', SANITIZE.split(' '));
+    const c = JSON.parse(assertRan(await run(t, devices, [], dir, { SOFTDPU_FABRIC: join(dir, 'f'), SOFTDPU_TOPOLOGY: topology }), 'devices').stdout) as { devices: Record<string, unknown>[] };
     const ts = await runCli(t, ['devices', '--json', '--fabric', join(dir, 'f'), '--topology', topology]);
     assert.equal(ts.exit.code, 0, ts.stderr);
     const pick = (d: Record<string, unknown>) => {
@@ -56,33 +74,38 @@ test('the comch control path between C and TypeScript, with the scriptable C pee
     };
     assert.deepEqual(c.devices.map(pick), (JSON.parse(ts.stdout) as { devices: Record<string, unknown>[] }).devices.map(pick));
     // The right DPU takes one client: a second is refused, and says why.
-    const server = startProgram(t, peer, ['server', 'name=one', 'dev=04:00.0', 'rep=c1:00.0'], dir, { SOFTDPU_TOPOLOGY: topology });
+    const server = start(t, peer, ['server', 'name=one', 'dev=04:00.0', 'rep=c1:00.0'], dir, { SOFTDPU_TOPOLOGY: topology });
     await server.waitFor(/^started DOCA_SUCCESS$/);
-    const first = startProgram(t, peer, ['client', 'name=one', 'dev=c1:00.0'], dir, { SOFTDPU_TOPOLOGY: topology });
+    const first = start(t, peer, ['client', 'name=one', 'dev=c1:00.0'], dir, { SOFTDPU_TOPOLOGY: topology });
     await server.waitFor(/^connect 1 1$/);
-    const second = startProgram(t, peer, ['client', 'name=one', 'dev=c1:00.0'], dir, { SOFTDPU_TOPOLOGY: topology });
+    const second = start(t, peer, ['client', 'name=one', 'dev=c1:00.0'], dir, { SOFTDPU_TOPOLOGY: topology });
     await second.waitFor(/^state STOPPING->IDLE$/);
     await logged(second, /refused the connection \(DOCA_ERROR_CONNECTION_ABORTED\): the server already has its maximum of 1 clients/);
     await first.waitFor(/^state STARTING->RUNNING$/);
     const bad = join(dir, 'bad.json');
     writeFileSync(bad, JSON.stringify({ dpus: [{ arm: [{ pci: '03:00' }] }] }));
-    const refused = assertRan(await runProgram(t, peer, ['server'], dir, { SOFTDPU_FABRIC: join(dir, 'g'), SOFTDPU_TOPOLOGY: bad }), 'bad topology', 1);
+    const refused = assertRan(await run(t, peer, ['server'], dir, { SOFTDPU_FABRIC: join(dir, 'g'), SOFTDPU_TOPOLOGY: bad }), 'bad topology', 1);
     assert.equal(refused.stdout.trim(), 'error setup DOCA_ERROR_BAD_CONFIG');
     assert.match(refused.stderr, /\$\.dpus\[0\]\.arm\[0\]\.pci: "03:00" is not a PCI address/);
-    const proc = assertRan(await runProgram(t, peer, ['server'], dir, { SOFTDPU_FABRIC: '/proc/self/sdpu' }), 'procfs', 1);
+    // Found by test/fuzz/topology.c: an sfnum beyond 2^64 was cast to an integer (undefined behaviour).
+    writeFileSync(bad, `{"dpus": [{"arm": [{"pci": "03:00.0"}], "host": [{"pci": "b1:00.5", "type": "SF", "sfnum": 4${'4'.repeat(80)}7}]}]}`);
+    const huge = assertRan(await run(t, peer, ['server'], dir, { SOFTDPU_FABRIC: join(dir, 'h'), SOFTDPU_TOPOLOGY: bad }), 'huge sfnum', 1);
+    assert.equal(huge.stdout.trim(), 'error setup DOCA_ERROR_BAD_CONFIG');
+    assert.match(huge.stderr, /\$\.dpus\[0\]\.host\[0\]\.sfnum: is only for SF functions and must be an integer in \[0, 2\^53 - 1\]/);
+    const proc = assertRan(await run(t, peer, ['server'], dir, { SOFTDPU_FABRIC: '/proc/self/sdpu' }), 'procfs', 1);
     assert.equal(proc.stdout.trim(), 'error setup DOCA_ERROR_NOT_SUPPORTED');
     mkdirSync(join(dir, 'open'), { mode: 0o755 });
     chmodSync(join(dir, 'open'), 0o755);
-    const open = assertRan(await runProgram(t, peer, ['server'], dir, { SOFTDPU_FABRIC: join(dir, 'open') }), 'mode 0755', 1);
+    const open = assertRan(await run(t, peer, ['server'], dir, { SOFTDPU_FABRIC: join(dir, 'open') }), 'mode 0755', 1);
     assert.equal(open.stdout.trim(), 'error setup DOCA_ERROR_NOT_PERMITTED');
     assert.match(open.stderr, /has mode 0755; it must be private \(0700\)/);
   });
 
   await t.test('doca_comch_server_disconnect answers AGAIN while the client\'s queue is full; the client then ends NOT_CONNECTED', async (t) => {
     const dir = tempFabricDir(t);
-    const server = startProgram(t, peer, ['server', 'name=bye'], dir);
+    const server = start(t, peer, ['server', 'name=bye'], dir);
     await server.waitFor(/^started DOCA_SUCCESS$/);
-    const client = startProgram(t, peer, ['client', 'name=bye', 'recvq=4', 'quiet'], dir, DEBUG);
+    const client = start(t, peer, ['client', 'name=bye', 'recvq=4', 'quiet'], dir, DEBUG);
     await server.waitFor(/^connect 1 1$/);
     client.send('pause');
     await client.waitFor(/^paused$/);
@@ -105,9 +128,9 @@ test('the comch control path between C and TypeScript, with the scriptable C pee
 
   await t.test('a client on a foreign function never reaches the server; a HELLO claiming that function is refused', async (t) => {
     const dir = tempFabricDir(t);
-    const server = startProgram(t, peer, ['server', 'name=shared'], dir);
+    const server = start(t, peer, ['server', 'name=shared'], dir);
     await server.waitFor(/^started DOCA_SUCCESS$/);
-    const vf = startProgram(t, peer, ['client', 'name=shared', 'dev=b1:00.2'], dir, DEBUG);
+    const vf = start(t, peer, ['client', 'name=shared', 'dev=b1:00.2'], dir, DEBUG);
     await vf.waitFor(/^started DOCA_ERROR_IN_PROGRESS$/);
     const retried = () =>
       vf.waitForStderr((text) => text.split('\n').filter((l) => /no such server on 0000:03:00\.0 for 0000:b1:00\.2 yet; retrying/.test(l)).length >= 3, 'three retries');
@@ -117,7 +140,7 @@ test('the comch control path between C and TypeScript, with the scriptable C pee
     const hello = encodeHello({ pid: self.pid, start: self.start, clientPci: '0000:b1:00.2', armPci: '0000:03:00.0', maxMsgSize: 4080, recvQueueSize: 16, name: new TextEncoder().encode('shared') });
     assert.equal(await knock(socket, hello), DocaErrorCode.DOCA_ERROR_NOT_PERMITTED);
     assert.deepEqual(linesOf(server, /^connect/), [], 'the server saw no connection');
-    const pf = startProgram(t, peer, ['client', 'name=shared', 'hello=from the PF'], dir);
+    const pf = start(t, peer, ['client', 'name=shared', 'hello=from the PF'], dir);
     await server.waitFor(/^recv 1 11 from the PF$/);
     await pf.waitFor(/^sent 1$/);
   });
@@ -126,11 +149,11 @@ test('the comch control path between C and TypeScript, with the scriptable C pee
     const dir = tempFabricDir(t);
     const ts = startServer(t, dir, { name: 'dup' });
     await ts.waitFor(/^started DOCA_SUCCESS$/);
-    const c = startProgram(t, peer, ['server', 'name=dup'], dir);
+    const c = start(t, peer, ['server', 'name=dup'], dir);
     await c.waitFor(/^started DOCA_ERROR_ALREADY_EXIST$/);
     await logged(c, /a comch server named "dup" already runs on 0000:03:00\.0 for 0000:b1:00\.0/);
     const dir2 = tempFabricDir(t);
-    const first = startProgram(t, peer, ['server', 'name=dup'], dir2);
+    const first = start(t, peer, ['server', 'name=dup'], dir2);
     await first.waitFor(/^started DOCA_SUCCESS$/);
     const second = startServer(t, dir2, { name: 'dup' });
     await second.waitFor(/^start-error DOCA_ERROR_ALREADY_EXIST /);
@@ -138,7 +161,7 @@ test('the comch control path between C and TypeScript, with the scriptable C pee
 
   await t.test('a TypeScript consumer on a C server\'s connection starts (the C side registers it), with its events on the C side', async (t) => {
     const dir = tempFabricDir(t);
-    const server = startProgram(t, peer, ['server', 'name=fp'], dir);
+    const server = start(t, peer, ['server', 'name=fp'], dir);
     await server.waitFor(/^started DOCA_SUCCESS$/);
     const options = { side: 'client', name: 'fp', consumers: 1, producers: 0, peerConsumers: 0, peerProducers: 0, messages: 0, size: 64, postBufs: 1, mode: 'busy', workers: false };
     const node = spawnChild(t, 'fastpath-node', [JSON.stringify(options)], { env: { SOFTDPU_FABRIC: dir } });
@@ -158,7 +181,7 @@ test('the comch control path between C and TypeScript, with the scriptable C pee
     const dir = tempFabricDir(t);
     const server = startServer(t, dir, { name: 'many', echo: true });
     await server.waitFor(/^started DOCA_SUCCESS$/);
-    const clients = Array.from({ length: 64 }, (_, i) => startProgram(t, peer, ['client', 'name=many', `hello=c${i}`, 'mode=notify'], dir, DEBUG));
+    const clients = Array.from({ length: 64 }, (_, i) => start(t, peer, ['client', 'name=many', `hello=c${i}`, 'mode=notify'], dir, DEBUG));
     await Promise.all(clients.map((c, i) => c.waitFor(new RegExp(`^recv 0 ${`echo:c${i}`.length} echo:c${i}$`), 60_000)));
     await waitCount(server, /^connect /, 64);
     for (const c of clients) c.send('exit');
@@ -171,7 +194,7 @@ test('the comch control path between C and TypeScript, with the scriptable C pee
     const expected = Array.from({ length: 120 }, (_, i) => `echo:p${i}`);
     // A C server made the rings; a TypeScript client sends through them and gets its echoes back.
     const dir = tempFabricDir(t);
-    const cServer = startProgram(t, peer, ['server', 'name=wrap', 'echo', 'recvq=10', 'quiet', 'tasks=256'], dir, near);
+    const cServer = start(t, peer, ['server', 'name=wrap', 'echo', 'recvq=10', 'quiet', 'tasks=256'], dir, near);
     await cServer.waitFor(/^started DOCA_SUCCESS$/);
     const tsClient = startClient(t, dir, { name: 'wrap', recvQueueSize: 10 });
     await tsClient.waitFor(/^c0 state STARTING->RUNNING$/);
@@ -182,7 +205,7 @@ test('the comch control path between C and TypeScript, with the scriptable C pee
     const dir2 = tempFabricDir(t);
     const tsServer = startServer(t, dir2, { name: 'wrap', echo: true, recvQueueSize: 10 }, near);
     await tsServer.waitFor(/^started DOCA_SUCCESS$/);
-    const cClient = startProgram(t, peer, ['client', 'name=wrap', 'recvq=10', 'tasks=256'], dir2);
+    const cClient = start(t, peer, ['client', 'name=wrap', 'recvq=10', 'tasks=256'], dir2);
     await cClient.waitFor(/^state STARTING->RUNNING$/);
     cClient.send('burst 0 120 p');
     const echoes = await waitCount(cClient, /^recv 0 \d+ echo:p/, 120, 30_000);
@@ -191,7 +214,7 @@ test('the comch control path between C and TypeScript, with the scriptable C pee
 
   await t.test('doca_pe_progress makes no syscall when there is nothing to do (polling, and after a sleep)', async (t) => {
     const dir = tempFabricDir(t);
-    const server = startProgram(t, peer, ['server', 'name=quiet', 'syscheck=1000000'], dir);
+    const server = start(t, peer, ['server', 'name=quiet', 'syscheck=1000000'], dir);
     await server.waitFor(/^started DOCA_SUCCESS$/);
     const tsClient = startClient(t, dir, { name: 'quiet' });
     await tsClient.waitFor(/^c0 state STARTING->RUNNING$/);
@@ -199,32 +222,37 @@ test('the comch control path between C and TypeScript, with the scriptable C pee
     const dir2 = tempFabricDir(t);
     const tsServer = startServer(t, dir2, { name: 'quiet' });
     await tsServer.waitFor(/^started DOCA_SUCCESS$/);
-    const client = startProgram(t, peer, ['client', 'name=quiet', 'mode=notify', 'syscheck=1000000'], dir2);
+    const client = start(t, peer, ['client', 'name=quiet', 'mode=notify', 'syscheck=1000000'], dir2);
     assert.equal((await client.waitFor(/^syscalls (.*)$/, 60_000))[1], '0', 'a client that slept on its notification fd');
   });
 
   await t.test('several threads, each with its own engine and client, against a TypeScript and a C echo server; one sync event they all add to', async (t) => {
-    const threads = await ccBuild(t, tree, 'host', join(capiFixtures, 'threads.c'), 'threads', ['-pthread']);
+    const threads = await ccBuild(t, tree, 'host', join(capiFixtures, 'threads.c'), 'threads-asan', ['-pthread', ...SANITIZE.split(' ')]);
     for (const impl of ['TypeScript', 'C']) {
       const dir = tempFabricDir(t);
-      const server = impl === 'C' ? startProgram(t, peer, ['server', 'name=threads', 'echo', 'quiet=1', 'mode=notify'], dir) : startServer(t, dir, { name: 'threads', echo: true });
+      const server = impl === 'C' ? start(t, peer, ['server', 'name=threads', 'echo', 'quiet=1', 'mode=notify'], dir) : startServer(t, dir, { name: 'threads', echo: true });
       await server.waitFor(/^started DOCA_SUCCESS$/);
-      const run = await runProgram(t, threads, ['8', '200'], dir, { SOFTDPU_FABRIC: dir }, 120_000);
-      assertRan(run, `threads against the ${impl} server`);
-      const lines = run.stdout.trim().split('\n');
-      for (let i = 0; i < 8; i++) assert.ok(lines.includes(`thread ${i} ok 200`), `${impl}: thread ${i}\n${run.stdout}`);
-      assert.ok(lines.includes('event 1600') && lines.includes('done 0'), `${impl}:\n${run.stdout}`);
+      const ran = await run(t, threads, ['8', '200'], dir, { SOFTDPU_FABRIC: dir }, 120_000);
+      assertRan(ran, `threads against the ${impl} server`);
+      const lines = ran.stdout.trim().split('\n');
+      for (let i = 0; i < 8; i++) assert.ok(lines.includes(`thread ${i} ok 200`), `${impl}: thread ${i}\n${ran.stdout}`);
+      assert.ok(lines.includes('event 1600') && lines.includes('done 0'), `${impl}:\n${ran.stdout}`);
       await waitCount(server, /^disconnect /, 8, 30_000);
     }
   });
 
   await t.test('a client that progresses once a second connects within a few calls', async (t) => {
     const dir = tempFabricDir(t);
-    const server = startProgram(t, peer, ['server', 'name=sparse', 'echo'], dir);
+    const server = start(t, peer, ['server', 'name=sparse', 'echo'], dir);
     await server.waitFor(/^started DOCA_SUCCESS$/);
-    const client = startProgram(t, peer, ['client', 'name=sparse', 'mode=sparse', 'hello=slow'], dir);
+    const client = start(t, peer, ['client', 'name=sparse', 'mode=sparse', 'hello=slow'], dir);
     const calls = Number((await client.waitFor(/^progress-calls (\d+)$/, 30_000))[1]);
     assert.ok(calls <= 5, `RUNNING after ${calls} progress calls`);
     await client.waitFor(/^recv 0 9 echo:slow$/, 30_000);
   });
+
+  // The subtests' programs are gone (killed at each one's end, their output drained).
+  await Promise.all(started.map((child) => child.exited));
+  for (const child of started) assert.doesNotMatch(child.stderr.join(''), REPORT, `pid ${child.pid}: ${child.stderr.join('').slice(-4000)}`);
+  for (const r of ran) assert.doesNotMatch(r.stderr, REPORT, r.stderr.slice(-4000));
 });

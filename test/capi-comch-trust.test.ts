@@ -23,7 +23,7 @@ import { assertRan, buildPeer, capiFixtures, ccBuild, logged, runProgram, startP
 import { knock, startClient, startServer, waitCount } from './helpers/comch.js';
 import { tempFabricDir } from './helpers/fabric.js';
 
-const SANITIZE = '-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all -g';
+const SANITIZE = '-fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer -fno-sanitize-recover=all -g';
 const ASAN = { ASAN_OPTIONS: 'detect_leaks=1:abort_on_error=0', UBSAN_OPTIONS: 'halt_on_error=1:print_stacktrace=1' };
 const NEAR_WRAP = { SOFTDPU_START_POSITION: String(2 ** 32 - 2) };
 

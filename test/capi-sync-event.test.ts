@@ -16,7 +16,7 @@ import { type Child, spawnChild } from './helpers/child.js';
 import { assertRan, capiFixtures, ccBuild, runProgram, startProgram, writeSdk } from './helpers/capi.js';
 import { tempFabricDir } from './helpers/fabric.js';
 
-const SANITIZE = '-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all -g';
+const SANITIZE = '-fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer -fno-sanitize-recover=all -g';
 const ASAN = { ASAN_OPTIONS: 'detect_leaks=1:abort_on_error=0', UBSAN_OPTIONS: 'halt_on_error=1:print_stacktrace=1' };
 const U32 = 2n ** 32n;
 

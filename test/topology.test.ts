@@ -78,6 +78,7 @@ const bad: [string, unknown, RegExp][] = [
   ['more execution units than an idle mask holds', { caps: { dpa: { numEus: 33 } }, dpus: [{ arm: [{ pci: '03:00.0' }] }] }, /\$\.caps\.dpa\.numEus: must be an integer in \[1, 32\], got 33/],
   ['bad arm ref', { dpus: [{ arm: [{ pci: '03:00.0' }], host: [{ pci: 'b1:00.0', arm: '05:00.0' }] }] }, /\$\.dpus\[0\]\.host\[0\]\.arm: 0000:05:00\.0 is not an Arm device of bf0/],
   ['a DPU name longer than an export blob holds', { dpus: [{ name: 'ü'.repeat(33), arm: [{ pci: '03:00.0' }] }] }, /\$\.dpus\[0\]\.name: "ü+" is 66 bytes of UTF-8; at most 64/],
+  ['an sfnum no 64-bit integer holds', { dpus: [{ arm: [{ pci: '03:00.0' }], host: [{ pci: 'b1:00.5', type: 'SF', sfnum: 4.4e80 }] }] }, /\$\.dpus\[0\]\.host\[0\]\.sfnum: is only for SF functions and must be an integer in \[0, 2\^53 - 1\]/],
   ['bool cap', { dpus: [{ arm: [{ pci: '03:00.0' }], caps: { mmap: { exportPci: 'yes' } } }] }, /\$\.dpus\[0\]\.caps\.mmap\.exportPci: must be true or false/],
 ];
 

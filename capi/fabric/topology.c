@@ -362,9 +362,10 @@ static bool host_function(struct parse *ps, const struct sdpu_json *raw, const c
 			return fail(ps, field, "must be true or false");
 		}
 	}
-	if (sfnum != NULL && (fn->type != DOCA_PCI_FUNC_TYPE_SF || !integer(sfnum, &sf) || sf < 0)) {
+	/* At most 2^53 - 1: both sides name the SF's interfaces after it, so it must be a number both hold exactly. */
+	if (sfnum != NULL && (fn->type != DOCA_PCI_FUNC_TYPE_SF || !integer(sfnum, &sf) || sf < 0 || sf > 9007199254740991.0)) {
 		snprintf(field, sizeof(field), "%s.sfnum", hp);
-		return fail(ps, field, "is only for SF functions and must be a non-negative integer");
+		return fail(ps, field, "is only for SF functions and must be an integer in [0, 2^53 - 1]");
 	}
 	if (arm == NULL)
 		arm_pci = arms[0].pci;
@@ -575,27 +576,14 @@ static char *read_file(const char *path, size_t *len)
 	return text;
 }
 
-doca_error_t sdpu_topology_load(struct sdpu_topology **out)
+doca_error_t sdpu_topology_parse(const char *text, size_t len, const char *source, struct sdpu_topology **out)
 {
-	const char *file = getenv("SOFTDPU_TOPOLOGY");
-	const char *source = file != NULL && *file != '\0' ? file : "default";
 	struct parse ps = {0};
 	struct sdpu_json *root = NULL;
 	struct sdpu_topology *t;
-	char *text = (char *)DEFAULT_JSON;
-	size_t len = sizeof(DEFAULT_JSON) - 1;
 	bool ok;
 
-	if (strcmp(source, "default") != 0 || (file != NULL && *file != '\0')) {
-		text = read_file(file, &len);
-		if (text == NULL) {
-			sdpu_log_sdk(DOCA_LOG_LEVEL_ERROR, "topology", "cannot read %s: %s", file, strerror(errno));
-			return DOCA_ERROR_BAD_CONFIG;
-		}
-	}
 	ok = sdpu_json_parse(text, len, &root, ps.error, sizeof(ps.error));
-	if (text != DEFAULT_JSON)
-		free(text);
 	if (!ok) {
 		sdpu_log_sdk(DOCA_LOG_LEVEL_ERROR, "topology", "%s is not JSON: %s", source, ps.error);
 		return DOCA_ERROR_BAD_CONFIG;
@@ -619,6 +607,27 @@ doca_error_t sdpu_topology_load(struct sdpu_topology **out)
 	t->ndevices = ps.ndevices;
 	*out = t;
 	return DOCA_SUCCESS;
+}
+
+doca_error_t sdpu_topology_load(struct sdpu_topology **out)
+{
+	const char *file = getenv("SOFTDPU_TOPOLOGY");
+	const char *source = file != NULL && *file != '\0' ? file : "default";
+	char *text = (char *)DEFAULT_JSON;
+	size_t len = sizeof(DEFAULT_JSON) - 1;
+	doca_error_t err;
+
+	if (strcmp(source, "default") != 0 || (file != NULL && *file != '\0')) {
+		text = read_file(file, &len);
+		if (text == NULL) {
+			sdpu_log_sdk(DOCA_LOG_LEVEL_ERROR, "topology", "cannot read %s: %s", file, strerror(errno));
+			return DOCA_ERROR_BAD_CONFIG;
+		}
+	}
+	err = sdpu_topology_parse(text, len, source, out);
+	if (text != DEFAULT_JSON)
+		free(text);
+	return err;
 }
 
 const struct doca_devinfo_rep *sdpu_topology_rep_of(const struct sdpu_topology *topology, const struct sdpu_pci *pci)

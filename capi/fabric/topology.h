@@ -104,6 +104,9 @@ struct sdpu_topology {
  */
 doca_error_t sdpu_topology_load(struct sdpu_topology **out);
 
+/* sdpu_topology_load's parse and checks of `len` bytes of JSON `text` (no NUL needed), named `source` in messages. */
+doca_error_t sdpu_topology_parse(const char *text, size_t len, const char *source, struct sdpu_topology **out);
+
 void sdpu_topology_free(struct sdpu_topology *topology);
 
 /* The representor (on some Arm device) of host function `pci`, or NULL. */

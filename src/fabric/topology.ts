@@ -300,8 +300,9 @@ export function parseTopology(doc: unknown, source: string): Topology {
       for (const key of ['emulated', 'hotplug'] as const) {
         if (fn[key] !== undefined && typeof fn[key] !== 'boolean') fail(`${hp}.${key}`, 'must be true or false');
       }
-      if (fn.sfnum !== undefined && (type !== 'SF' || !Number.isInteger(fn.sfnum) || (fn.sfnum as number) < 0)) {
-        fail(`${hp}.sfnum`, 'is only for SF functions and must be a non-negative integer');
+      // A safe integer: both sides name the SF's interfaces after it, so it must be a number both hold exactly.
+      if (fn.sfnum !== undefined && (type !== 'SF' || !Number.isSafeInteger(fn.sfnum) || (fn.sfnum as number) < 0)) {
+        fail(`${hp}.sfnum`, 'is only for SF functions and must be an integer in [0, 2^53 - 1]');
       }
       const armAddr = fn.arm === undefined ? arms[0]!.addr : pci(fn, 'arm', hp);
       const owner = arms.find((a) => a.addr.equals(armAddr)) ?? fail(`${hp}.arm`, `${armAddr} is not an Arm device of ${name}`);

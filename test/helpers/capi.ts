@@ -101,9 +101,12 @@ export function buildPeer(t: TestContext, tree: SdkTree, name = 'comch-peer', fl
   return ccBuild(t, tree, 'host', join(capiFixtures, 'comch-peer', 'peer.c'), name, flags);
 }
 
-/** softdpu's C samples (capi/samples/<sample>: the control path's by default), built with meson against one side. */
-export async function buildSamples(t: TestContext, tree: SdkTree, side: Side, sample = 'comch_ctrl_path'): Promise<{ server: string; client: string }> {
-  const build = await mesonBuild(t, tree, side, join(repoRoot, 'capi', 'samples', sample), `${sample}-${side}`);
+/**
+ * softdpu's C samples (capi/samples/<sample>: the control path's by default), built with meson against
+ * one side (`options`: meson's, as -Db_sanitize=address).
+ */
+export async function buildSamples(t: TestContext, tree: SdkTree, side: Side, sample = 'comch_ctrl_path', options: string[] = []): Promise<{ server: string; client: string }> {
+  const build = await mesonBuild(t, tree, side, join(repoRoot, 'capi', 'samples', sample), `${sample}-${side}`, options);
   return { server: join(build, `doca_${sample}_server`), client: join(build, `doca_${sample}_client`) };
 }
 
