@@ -91,6 +91,8 @@ export class ComchConnection implements WakeSource {
   _ready = false;
   private readonly wantsRoom: number;
   private readonly peerWantsRoom: number;
+  /** The i32 index of this side's request bell (FP.REQUEST_BELL), read on every look. */
+  private readonly requestBell: number;
   private readonly peerSide: Side;
   private unwatchPeer: () => void = () => {};
   /** @internal The fast-path table (consumer table) this side's context relays for. */
@@ -137,6 +139,7 @@ export class ComchConnection implements WakeSource {
     this.peerSide = otherSide(side);
     this.wantsRoom = SIDE.WANTS_ROOM(side) / 4;
     this.peerWantsRoom = SIDE.WANTS_ROOM(this.peerSide) / 4;
+    this.requestBell = FP.REQUEST_BELL[side] / 4;
     // After the handshake the socket carries nothing: its end-of-file is what it is there for.
     socket.on('data', () => {});
     socket.on('error', () => {});
@@ -399,21 +402,22 @@ export class ComchConnection implements WakeSource {
 
   /**
    * Relays this side's consumer announcements to the peer (the request bell says the table changed)
-   * and the peer's to this side's context (new and expired consumer events).
+   * and the peer's to this side's context (new and expired consumer events). It runs on every look, and
+   * mostly finds neither: both tests are here, so that a look with nothing to relay calls neither step.
    */
   private relay(): number {
-    return this.announceConsumers() + this.takeAnnouncements();
+    const request = Atomics.load(this.segment.i32, this.requestBell);
+    const announced = request === this.lastRequest ? 0 : this.announceConsumers(request);
+    return this.controlIn.hasRecord() ? announced + this.takeAnnouncements() : announced;
   }
 
   /**
-   * When this side's endpoints asked (their request counter moved): announces its consumers that
+   * This side's endpoints asked (their request counter moved to `request`): announces its consumers that
    * started to the peer (CONSUMER_NEW), and those that stopped (CONSUMER_EXPIRED), through the control
    * queue. Returns how many it announced.
    */
-  private announceConsumers(): number {
-    const bell = Atomics.load(this.segment.i32, FP.REQUEST_BELL[this.side] / 4);
-    if (bell === this.lastRequest) return 0;
-    this.lastRequest = bell;
+  private announceConsumers(request: number): number {
+    this.lastRequest = request;
     const table = this.table;
     table.reap(this.side);
     this.watchOwners();
@@ -498,7 +502,7 @@ export class ComchConnection implements WakeSource {
       this.ownerWatches.delete(i);
       if (!owner || (owner.pid === selfThread.pid && owner.tid === selfThread.tid)) continue;
       const onDeath = () => {
-        Atomics.add(this.segment.i32, FP.REQUEST_BELL[this.side] / 4, 1);
+        Atomics.add(this.segment.i32, this.requestBell, 1);
         this.owner._sourceReady(this);
       };
       this.ownerWatches.set(i, { key: key!, unwatch: watchProcess(owner, onDeath) });

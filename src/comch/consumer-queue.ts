@@ -41,8 +41,20 @@ const FILLED = 2;
 const CLAIMED = 3;
 /** The most immediate data a fast-path message carries (`doca_comch_consumer_cap_get_max_imm_data_len` never says more). */
 export const MAX_IMM = 32;
-/** A slot's fields (offsets in the slot). */
-const SLOT = { STATE: 0, CAPACITY: 4, OFFSET: 8, LENGTH: 16, PRODUCER: 20, IMM_LEN: 24, CLAIMER: 28, IMM: 32 } as const;
+/**
+ * A slot's fields (offsets in the slot), as plain constants: the busy paths use them as they would
+ * literals, where `SLOT.LENGTH` would be a property load in each, and bytes against V8's inlining budget.
+ */
+const SLOT_STATE = 0;
+const SLOT_CAPACITY = 4;
+const SLOT_OFFSET = 8;
+const SLOT_LENGTH = 16;
+const SLOT_PRODUCER = 20;
+const SLOT_IMM_LEN = 24;
+const SLOT_CLAIMER = 28;
+const SLOT_IMM = 32;
+/** The same fields by name, for the DPA's side (QUEUE_LAYOUT). */
+const SLOT = { STATE: SLOT_STATE, CAPACITY: SLOT_CAPACITY, OFFSET: SLOT_OFFSET, LENGTH: SLOT_LENGTH, PRODUCER: SLOT_PRODUCER, IMM_LEN: SLOT_IMM_LEN, CLAIMER: SLOT_CLAIMER, IMM: SLOT_IMM } as const;
 
 /** The layout above, for the DPA's implementation of a consumer's side (dpa/dev/comch-msgq.ts). */
 export const QUEUE_LAYOUT = {
@@ -60,20 +72,33 @@ export const QUEUE_LAYOUT = {
 
 /**
  * The consumer's side of posting (`view` and `i32` over the queue segment): writes the buffer into the
- * `count` slots from `position` (the same buffer in each: DPA consumers post immediate-only receives in
- * batches) and publishes each, then moves the post tail once. The one implementation, for CPU consumers
- * (ConsumerQueue) and DPA ones (dpa/dev/comch-msgq.ts), so both write the same fields in the same order:
- * the state last but the tail.
+ * slot of `position` and publishes it, then moves the post tail. The one implementation, for CPU
+ * consumers (ConsumerQueue) and DPA ones (dpa/dev/comch-msgq.ts, through postSlots), so both write the
+ * same fields in the same order: the state last but the tail.
  */
-export function postSlot(view: DataView, i32: Int32Array, slots: number, position: number, offset: number, capacity: number, count = 1): void {
-  for (let i = 0; i < count; i++) {
-    const at = slotAt(SLOTS, (position + i) | 0, slots, SLOT_SIZE);
-    view.setUint32(at + SLOT.CAPACITY, capacity, true);
-    view.setFloat64(at + SLOT.OFFSET, offset, true);
-    view.setUint32(at + SLOT.CLAIMER, 0, true);
-    Atomics.store(i32, (at + SLOT.STATE) / 4, POSTED);
-  }
+export function postSlot(view: DataView, i32: Int32Array, slots: number, position: number, offset: number, capacity: number): void {
+  writePosted(view, i32, slotAt(SLOTS, position, slots, SLOT_SIZE), offset, capacity);
+  Atomics.store(i32, POST_TAIL, (position + 1) | 0);
+}
+
+/**
+ * postSlot for `count` slots from `position`, the same buffer in each (DPA consumers post
+ * immediate-only receives in batches): the post tail moves once, after the last.
+ */
+export function postSlots(view: DataView, i32: Int32Array, slots: number, position: number, offset: number, capacity: number, count: number): void {
+  for (let i = 0; i < count; i++) writePosted(view, i32, slotAt(SLOTS, (position + i) | 0, slots, SLOT_SIZE), offset, capacity);
   Atomics.store(i32, POST_TAIL, (position + count) | 0);
+}
+
+/**
+ * A posted buffer's fields into the slot at byte `at`, its state last. A function apart from postSlot so
+ * that the CPU consumer's one-slot post stays small enough for V8 to inline into the submit path.
+ */
+function writePosted(view: DataView, i32: Int32Array, at: number, offset: number, capacity: number): void {
+  view.setUint32(at + SLOT_CAPACITY, capacity, true);
+  view.setFloat64(at + SLOT_OFFSET, offset, true);
+  view.setUint32(at + SLOT_CLAIMER, 0, true);
+  Atomics.store(i32, (at + SLOT_STATE) / 4, POSTED);
 }
 
 /** A filled slot, as the consumer reads it; `bad` names what the producer got wrong. */
@@ -128,22 +153,15 @@ export class ConsumerQueue {
   filled(): Filled | undefined {
     if (this.head === this.tail) return undefined;
     const at = this.at(this.head);
-    if (Atomics.load(this.i32, (at + SLOT.STATE) / 4) !== FILLED) return undefined;
+    if (Atomics.load(this.i32, (at + SLOT_STATE) / 4) !== FILLED) return undefined;
     const r = this.result;
-    const length = this.view.getUint32(at + SLOT.LENGTH, true);
-    const immLen = this.view.getUint32(at + SLOT.IMM_LEN, true);
+    const length = this.view.getUint32(at + SLOT_LENGTH, true);
+    const immLen = this.view.getUint32(at + SLOT_IMM_LEN, true);
     const capacity = this.capacity[(this.head & this.mask) >>> 0]!;
     r.length = length;
-    r.producerId = this.view.getUint32(at + SLOT.PRODUCER, true);
-    r.bad =
-      length > capacity
-        ? `a producer reported ${length} bytes in a ${capacity}-byte buffer`
-        : immLen > Math.min(MAX_IMM, this.immLen)
-          ? `a producer reported ${immLen} bytes of immediate data (the consumer takes ${this.immLen})`
-          : r.producerId === 0
-            ? 'a producer filled a buffer without its producer id'
-            : undefined;
-    r.imm = r.bad === undefined && immLen > 0 ? this.segment.u8.slice(at + SLOT.IMM, at + SLOT.IMM + immLen) : NO_IMM;
+    r.producerId = this.view.getUint32(at + SLOT_PRODUCER, true);
+    r.bad = length > capacity || immLen > Math.min(MAX_IMM, this.immLen) || r.producerId === 0 ? this.badFill(length, capacity, immLen) : undefined;
+    r.imm = r.bad === undefined && immLen > 0 ? this.segment.u8.slice(at + SLOT_IMM, at + SLOT_IMM + immLen) : NO_IMM;
     return r;
   }
 
@@ -154,14 +172,14 @@ export class ConsumerQueue {
   claimedBy(): number | undefined {
     if (this.head === this.tail || ((Atomics.load(this.i32, CLAIM_HEAD) - this.head) | 0) <= 0) return undefined;
     const at = this.at(this.head);
-    const state = Atomics.load(this.i32, (at + SLOT.STATE) / 4);
+    const state = Atomics.load(this.i32, (at + SLOT_STATE) / 4);
     if (state === FILLED) return undefined;
-    return state === CLAIMED ? this.view.getUint32(at + SLOT.CLAIMER, true) : 0;
+    return state === CLAIMED ? this.view.getUint32(at + SLOT_CLAIMER, true) : 0;
   }
 
   /** Frees the oldest slot after its completion was taken (or its claim was given up). */
   release(): void {
-    Atomics.store(this.i32, (this.at(this.head) + SLOT.STATE) / 4, EMPTY);
+    Atomics.store(this.i32, (this.at(this.head) + SLOT_STATE) / 4, EMPTY);
     this.head = (this.head + 1) | 0;
   }
 
@@ -182,6 +200,13 @@ export class ConsumerQueue {
         return claimed >= 0 && claimed <= this.outstanding ? claimed : 0;
       }
     }
+  }
+
+  /** What a filled slot that failed a check of filled() got wrong (apart, so filled() stays small to inline). */
+  private badFill(length: number, capacity: number, immLen: number): string {
+    if (length > capacity) return `a producer reported ${length} bytes in a ${capacity}-byte buffer`;
+    if (immLen > Math.min(MAX_IMM, this.immLen)) return `a producer reported ${immLen} bytes of immediate data (the consumer takes ${this.immLen})`;
+    return 'a producer filled a buffer without its producer id';
   }
 
   private at(position: number): number {
@@ -235,15 +260,15 @@ export class QueueView {
       if (waiting === 0) return 'empty';
       if (waiting < 0 || waiting > this.mask + 1) return { bad: `its indices say ${waiting} buffers are posted in ${this.mask + 1} slots` };
       const at = slotAt(SLOTS, head, this.mask + 1, SLOT_SIZE);
-      const capacity = this.view.getUint32(at + SLOT.CAPACITY, true);
-      const offset = this.view.getFloat64(at + SLOT.OFFSET, true);
+      const capacity = this.view.getUint32(at + SLOT_CAPACITY, true);
+      const offset = this.view.getFloat64(at + SLOT_OFFSET, true);
       if (!Number.isInteger(offset) || offset < SEGMENT_HEADER_SIZE || offset + capacity > this.memorySize) {
         return { bad: `it posted a ${capacity}-byte buffer at byte ${offset} of a ${this.memorySize}-byte segment` };
       }
       if (length > capacity) return { tooSmall: capacity };
       if (Atomics.compareExchange(i32, CLAIM_HEAD, head, (head + 1) | 0) === head) {
-        this.view.setUint32(at + SLOT.CLAIMER, claimer, true);
-        Atomics.store(i32, (at + SLOT.STATE) / 4, CLAIMED);
+        this.view.setUint32(at + SLOT_CLAIMER, claimer, true);
+        Atomics.store(i32, (at + SLOT_STATE) / 4, CLAIMED);
         return { slot: at, offset };
       }
     }
@@ -251,10 +276,10 @@ export class QueueView {
 
   /** Publishes a claimed slot as filled (the caller then rings the consumer). */
   fill(slot: number, length: number, producerId: number, imm: Uint8Array | undefined): void {
-    this.view.setUint32(slot + SLOT.LENGTH, length, true);
-    this.view.setUint32(slot + SLOT.PRODUCER, producerId, true);
-    this.view.setUint32(slot + SLOT.IMM_LEN, imm?.length ?? 0, true);
-    if (imm) this.segment.u8.set(imm, slot + SLOT.IMM);
-    Atomics.store(this.i32, (slot + SLOT.STATE) / 4, FILLED);
+    this.view.setUint32(slot + SLOT_LENGTH, length, true);
+    this.view.setUint32(slot + SLOT_PRODUCER, producerId, true);
+    this.view.setUint32(slot + SLOT_IMM_LEN, imm?.length ?? 0, true);
+    if (imm) this.segment.u8.set(imm, slot + SLOT_IMM);
+    Atomics.store(this.i32, (slot + SLOT_STATE) / 4, FILLED);
   }
 }

@@ -20,6 +20,9 @@ import { CONSUMER } from './layout.js';
 import { ComchProducerSendTask } from './producer-task.js';
 import type { ComchConnectionRef } from './endpoint-table.js';
 
+/** Its counters' indices, by name (plain constants: a busy path indexes with them as with literals). */
+const { AGAIN, SENT, SENT_BYTES } = Counter.PRODUCER;
+
 const log = sdkLogSource('comch_producer');
 const NO_DATA = new Uint8Array(0);
 const copy = Buffer.prototype.copy as (this: Uint8Array, target: Uint8Array, targetStart: number) => number;
@@ -134,7 +137,7 @@ export class ComchProducer extends ComchEndpoint {
     const data = task._buf?.getData() ?? NO_DATA;
     const claim = target.queue.claim(data.length, this.entry + 1);
     if (claim === 'empty') {
-      this.stat.c[Counter.PRODUCER.AGAIN]!++;
+      this.stat.c[AGAIN]!++;
       throw target.again;
     }
     if ('tooSmall' in claim) throw new DocaError('INVALID_VALUE', call, `a ${data.length}-byte payload exceeds consumer ${consumerId}'s next posted buffer (${claim.tooSmall} bytes)`);
@@ -144,8 +147,8 @@ export class ComchProducer extends ComchEndpoint {
     else target.memory.u8.set(data, claim.offset);
     target.queue.fill(claim.slot, data.length, this.endpointId, imm);
     target.bell.ring();
-    this.stat.c[Counter.PRODUCER.SENT]!++;
-    this.stat.c[Counter.PRODUCER.SENT_BYTES]! += data.length;
+    this.stat.c[SENT]!++;
+    this.stat.c[SENT_BYTES]! += data.length;
     this.completeTask(task);
   }
 

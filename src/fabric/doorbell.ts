@@ -220,10 +220,19 @@ export class RemoteBell {
     const word = BITS + (bit >>> 5);
     const mask = 1 << (bit & 31);
     if ((Atomics.load(i32, word) & mask) === 0) Atomics.or(i32, word, mask);
-    if (Atomics.load(i32, STATE) === BellState.ARMED && Atomics.compareExchange(i32, STATE, BellState.ARMED, BellState.RUNG) === BellState.ARMED && !this.gone) {
+    if (Atomics.load(i32, STATE) === BellState.ARMED) this.wake();
+    return !this.gone;
+  }
+
+  /**
+   * The engine sleeps (ARMED): the ringer that moves it to RUNG writes its pipe. Apart from ring(), which
+   * a busy engine's ringers run with the bell AWAKE or POLL, so that ring() stays small enough for V8 to
+   * inline where it is rung on every message.
+   */
+  private wake(): void {
+    if (Atomics.compareExchange(this.i32, STATE, BellState.ARMED, BellState.RUNG) === BellState.ARMED && !this.gone) {
       if (native.pipeRing(this.fd) === RingResult.Gone) this.gone = true;
     }
-    return !this.gone;
   }
 
   /** True once the owner closed its bell or died (its segment is revoked, or its pipe has no reader). */
@@ -330,7 +339,9 @@ export class PeerBell {
    * otherwise); false when there is nobody to wake (then nothing was set).
    */
   ring(bit?: number): boolean {
-    return this.reach() && this.bell!.ring(bit ?? this.bit);
+    const bell = this.bell;
+    if (bell === undefined || bell.dead) return this.ringAfresh(bit);
+    return bell.ring(bit ?? this.bit); // every ring but the first: small, for V8 to inline where it is rung per message
   }
 
   /** True when there is nobody to wake (checked now: it opens the bell if it can). */
@@ -342,6 +353,11 @@ export class PeerBell {
   release(): void {
     if (this.bell) releaseRemoteBell(this.bell);
     this.bell = undefined;
+  }
+
+  /** ring() when no bell is open, or the one open is gone: looks it up (again) first. */
+  private ringAfresh(bit: number | undefined): boolean {
+    return this.reach() && this.bell!.ring(bit ?? this.bit);
   }
 
   private reach(): boolean {

@@ -210,9 +210,15 @@ export class Segment {
     return this.isClosed;
   }
 
-  /** The owner marked the segment as no longer valid (e.g. a stopped mmap); openers must stop using it. */
+  /**
+   * The owner marked the segment as no longer valid (e.g. a stopped mmap); openers must stop using it.
+   * A plain read of the state word, not Atomics.load: the word goes from live to revoked once and orders
+   * nothing (no reader acts on data published before it), and an aligned Int32Array read cannot tear, so
+   * it sees the revoke as soon as an atomic load would; V8 compiles it to one load where Atomics.load is
+   * a builtin call, and ringers check it on every ring (PeerBell).
+   */
   get revoked(): boolean {
-    return !this.isClosed && Atomics.load(this.i32, OFF_STATE / 4) === STATE_REVOKED;
+    return !this.isClosed && this.i32[OFF_STATE / 4] === STATE_REVOKED;
   }
 
   /** Owner only: invalidates the segment for every process that opened it. */

@@ -24,6 +24,9 @@ import { WAITER_CAPACITY } from './layout.js';
 import type { SyncEvent } from './sync-event.js';
 import { SyncEventTaskGet, SyncEventTaskNotifyAdd, SyncEventTaskNotifySet, type SyncEventTaskWait, SyncEventTaskWaitEq, SyncEventTaskWaitNeq } from './tasks.js';
 
+/** Its counters' indices, by name (plain constants: a busy path indexes with them as with literals). */
+const { VALUE, WAITERS } = Counter.SYNC_EVENT;
+
 /** `doca_sync_event_cap_task_*_is_supported`, by task type: checked when the task is configured. */
 const TASK_CAPS: Record<string, (d: Devinfo) => boolean> = {
   get: syncEventCapTaskGetIsSupported,
@@ -159,7 +162,7 @@ export class SyncEventContext extends Context implements WakeSource {
       throw new DocaError('NO_MEMORY', call, `${WAITER_CAPACITY} engines already wait on this sync event`);
     }
     if (met()) this.completeTask(task);
-    else this.stat.c[Counter.SYNC_EVENT.WAITERS] = this.waits.push(task);
+    else this.stat.c[WAITERS] = this.waits.push(task);
   }
 
   // ---- context hooks ------------------------------------------------------------------------------
@@ -174,7 +177,7 @@ export class SyncEventContext extends Context implements WakeSource {
 
   protected override _doStop(): void {
     this.waits = [];
-    this.stat.c[Counter.SYNC_EVENT.WAITERS] = 0;
+    this.stat.c[WAITERS] = 0;
     this.event._waiters?.release();
     this.unwatchExporter();
     this.unwatchExporter = () => {};
@@ -193,14 +196,14 @@ export class SyncEventContext extends Context implements WakeSource {
 
   /** Completes the waits whose condition holds on the counter's value now. */
   private completeHolding(): void {
-    const value = (this.stat.u[Counter.SYNC_EVENT.VALUE] = this.event._peek());
+    const value = (this.stat.u[VALUE] = this.event._peek());
     let kept = 0;
     for (const task of this.waits) {
       if (holds(task.op, value, task.getWaitVal(), task.getMask())) this.completeTask(task);
       else this.waits[kept++] = task;
     }
     this.waits.length = kept;
-    this.stat.c[Counter.SYNC_EVENT.WAITERS] = kept;
+    this.stat.c[WAITERS] = kept;
     if (kept === 0) this.event._waiters!.want(false, () => this.bellRef!);
   }
 

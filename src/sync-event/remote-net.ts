@@ -16,6 +16,9 @@ import { type DpaEventTarget, isDpaTarget } from './dpa-handle.js';
 import { NET_PAYLOAD } from './remote-net-server.js';
 import { frame, NET_WIRE_VERSION, NetFrame, NetOp, NetReader, NONCE_SIZE, proof } from './remote-net-wire.js';
 
+/** Its counters' indices, by name (plain constants: a busy path indexes with them as with literals). */
+const { UPDATES, VALUE } = Counter.SYNC_EVENT;
+
 interface Pending {
   resolve: (value: bigint) => void;
   reject: (err: DocaError) => void;
@@ -230,8 +233,8 @@ export class SyncEventRemoteNet {
     this.pending.delete(id);
     clearTimeout(p.timer);
     if (status === 0) {
-      this.stat.u[Counter.SYNC_EVENT.VALUE] = p.op === NetOp.GET ? value : p.op === NetOp.ADD ? value + p.value : p.value;
-      if (p.op !== NetOp.GET) this.stat.c[Counter.SYNC_EVENT.UPDATES]!++;
+      this.stat.u[VALUE] = p.op === NetOp.GET ? value : p.op === NetOp.ADD ? value + p.value : p.value;
+      if (p.op !== NetOp.GET) this.stat.c[UPDATES]!++;
       return p.resolve(value);
     }
     // The peer is not trusted to send a known status.

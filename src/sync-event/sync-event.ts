@@ -26,6 +26,9 @@ import { exportPci, importPci, type ImportedEvent } from './export.js';
 import { createControl, SE_DESTROYED, SE_STATE, SE_VALUE, Waiters } from './layout.js';
 import { type RemoteNetOptions, RemoteNetServer } from './remote-net-server.js';
 
+/** Its counters' indices, by name (plain constants: a busy path indexes with them as with literals). */
+const { UPDATES, VALUE, WAITERS } = Counter.SYNC_EVENT;
+
 /** Where a publisher or subscriber runs (`doca_sync_event_add_*_location_*`). */
 export type SyncEventLocation = 'cpu' | 'dpa' | 'gpu' | 'remote_pci' | 'remote_net';
 
@@ -441,10 +444,10 @@ export class SyncEvent {
    */
   _apply(op: 'set' | 'add' | 'get', values: BigUint64Array, v = 0n): bigint {
     const stat = this.stat;
-    if (op === 'get') return (stat.u[Counter.SYNC_EVENT.VALUE] = Atomics.load(values, this.valueIndex));
+    if (op === 'get') return (stat.u[VALUE] = Atomics.load(values, this.valueIndex));
     const before = op === 'add' ? Atomics.add(values, this.valueIndex, v) : (Atomics.store(values, this.valueIndex, v), 0n);
-    stat.u[Counter.SYNC_EVENT.VALUE] = op === 'add' ? before + v : v; // the u64 store wraps as the counter did
-    stat.c[Counter.SYNC_EVENT.UPDATES]!++;
+    stat.u[VALUE] = op === 'add' ? before + v : v; // the u64 store wraps as the counter did
+    stat.c[UPDATES]!++;
     this.waiters!.ringIfWaiting();
     return before;
   }
@@ -535,7 +538,7 @@ export class SyncEvent {
     const where = this.imported ? 'imported (remote_pci)' : `${this.publisher}→${this.subscriber}`;
     this.stat = statRecord(dir, StatKind.SYNC_EVENT, `event ${d.pid}:${d.fd} ${where}`, this.capDev?._stat, d.fd);
     if (this.imported) this.stat.setPeer(d.pid);
-    this.stat.u[Counter.SYNC_EVENT.VALUE] = Atomics.load(this.values!, this.valueIndex);
+    this.stat.u[VALUE] = Atomics.load(this.values!, this.valueIndex);
     this.ctx._useStat(this.stat);
   }
 
@@ -571,12 +574,12 @@ export class SyncEvent {
     const index = this.valueIndex;
     const deadline = options.timeoutMs === undefined ? Infinity : performance.now() + options.timeoutMs;
     const stat = this.stat;
-    stat.c[Counter.SYNC_EVENT.WAITERS]!++; // a waiter, for observers, while this thread spins
+    stat.c[WAITERS]!++; // a waiter, for observers, while this thread spins
     try {
       for (let i = 1; ; i++) {
         const now = Atomics.load(values, index);
         if (holds(op, now, v, m)) {
-          stat.u[Counter.SYNC_EVENT.VALUE] = now;
+          stat.u[VALUE] = now;
           return;
         }
         if (yielding) yieldCpu();
@@ -588,7 +591,7 @@ export class SyncEvent {
         }
       }
     } finally {
-      stat.c[Counter.SYNC_EVENT.WAITERS]!--;
+      stat.c[WAITERS]!--;
     }
   }
 }

@@ -2,8 +2,8 @@
  * The comch MsgQ device API (doca_dpa_dev_comch_msgq.h): DPA consumers and their completion contexts
  * (CPU -> DPA), DPA producers (DPA -> CPU). DPA code is the consumer side of a consumer queue
  * (comch/consumer-queue.ts: its positions live in shared state, since each activation may run on
- * another EU, but a slot is posted by the one `postSlot` CPU consumers use) and the producer side of the
- * CPU consumers' queues (through `QueueView`, as CPU producers fill them).
+ * another EU, but slots are posted by postSlots, the batch form of the `postSlot` CPU consumers use)
+ * and the producer side of the CPU consumers' queues (through `QueueView`, as CPU producers fill them).
  *
  * `consumer_ack(n)` posts n receives (credits for the CPU's producers), never more than the queue holds.
  * `get_completion` returns filled receives in order per consumer, round robin over the completion
@@ -15,7 +15,7 @@
  * SEND_ERR on the producer's DPA completion; wrong use (more than 32 bytes, a bad handle, unknown
  * flags, a full completion queue) throws instead, and nothing is sent.
  */
-import { MAX_IMM, postSlot, QUEUE_LAYOUT as Q, QueueView } from '../../comch/consumer-queue.js';
+import { MAX_IMM, postSlots, QUEUE_LAYOUT as Q, QueueView } from '../../comch/consumer-queue.js';
 import { CONSUMER as ENTRY_STATE } from '../../comch/layout.js';
 import { attach, detach, type EndpointTable } from '../../comch/endpoint-table.js';
 import { AccessFlag } from '../../core/mmap.js';
@@ -304,7 +304,7 @@ function skipDeadClaim(eu: Eu, consumer: number, queue: Queue): boolean {
 
 /** Posts `n` immediate-only receives from position `tail` (the caller checked there is room). */
 function post(queue: Queue, tail: number, n: number): void {
-  postSlot(queue.view, queue.i32, queue.slots, tail, SEGMENT_HEADER_SIZE, 0, n);
+  postSlots(queue.view, queue.i32, queue.slots, tail, SEGMENT_HEADER_SIZE, 0, n);
 }
 
 /** `doca_dpa_dev_comch_consumer_get_completion`: the next receive a CPU producer filled, or undefined. */
