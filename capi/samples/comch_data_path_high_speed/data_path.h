@@ -16,7 +16,7 @@
 #include <doca_error.h>
 #include <doca_pe.h>
 
-#define DATA_PATH_SERVER_NAME "comch_data_path_high_speed_sample_server"
+#define DATA_PATH_SERVER_NAME "comch_data_path_sample_server"
 #define START_MSG "start_data_path_test"
 #define STOP_MSG "stop_data_path_test"
 #define MAX_BUF_SIZE (1024 * 1024)

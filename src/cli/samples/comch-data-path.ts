@@ -20,7 +20,7 @@ import { ProgressEngine } from '../../core/pe.js';
 import { checkTimeout, type SampleRun, type SampleSpec, withTeardown } from './common.js';
 import { progressAll, progressUntil } from './loop.js';
 
-export const DATA_PATH_SERVER_NAME = 'comch_data_path_high_speed_sample_server';
+export const DATA_PATH_SERVER_NAME = 'comch_data_path_sample_server';
 const START = 'start_data_path_test';
 const STOP = 'stop_data_path_test';
 const MAX_MSG_SIZE = 1024 * 1024;
