@@ -96,14 +96,20 @@ static void unmap(struct mapped *m)
 	free(m->mem);
 }
 
-/* Stops an endpoint's context and waits for IDLE. */
+/*
+ * Stops an endpoint's context and waits for IDLE. It may be IDLE already: a peer that got what it wanted
+ * stops the test and disconnects at once, and the connection's end stops this side's endpoints.
+ */
 static doca_error_t retire(struct data_path_control *control, struct doca_pe *pe, struct doca_ctx *ctx, const char *what)
 {
 	enum doca_ctx_states state = DOCA_CTX_STATE_RUNNING;
 	const struct timespec nap = {0, 10000};
 	double deadline = now() + WAIT_SECONDS;
-	doca_error_t result = doca_ctx_stop(ctx);
+	doca_error_t result = DOCA_SUCCESS;
 
+	doca_ctx_get_state(ctx, &state);
+	if (state != DOCA_CTX_STATE_IDLE)
+		result = doca_ctx_stop(ctx);
 	if (result != DOCA_SUCCESS && result != DOCA_ERROR_IN_PROGRESS) {
 		DOCA_LOG_ERR("Failed to stop the %s: %s", what, doca_error_get_descr(result));
 		return result;
