@@ -18,9 +18,14 @@ DOCA_LOG_REGISTER(COMCH_DATA_PATH);
 
 #define WAIT_SECONDS 30
 
-/* One fast-path endpoint's memory: a map with PCI read/write over malloc'd memory, and a one-element inventory. */
+/*
+ * One fast-path endpoint's memory: a map with PCI read/write (the only permission NVIDIA's samples give)
+ * over malloc'd memory (the consumer's) or over the caller's own bytes (the producer's text, in place, as
+ * NVIDIA's samples map it: on the stack of main), and a one-element inventory.
+ */
 struct mapped {
 	uint8_t *mem;
+	bool owned; /* mem is malloc'd here */
 	struct doca_mmap *mmap;
 	struct doca_buf_inventory *inv;
 };
@@ -60,19 +65,21 @@ doca_error_t data_path_wait(struct data_path_control *control, struct doca_pe *p
 	return DOCA_SUCCESS;
 }
 
-static doca_error_t map(struct doca_dev *dev, size_t size, struct mapped *m)
+/* Maps size bytes at mem, or at new zeroed memory when mem is NULL. */
+static doca_error_t map(struct doca_dev *dev, void *mem, size_t size, struct mapped *m)
 {
 	doca_error_t result;
 
 	memset(m, 0, sizeof(*m));
-	m->mem = calloc(1, size);
+	m->owned = mem == NULL;
+	m->mem = m->owned ? calloc(1, size) : mem;
 	if (m->mem == NULL)
 		return DOCA_ERROR_NO_MEMORY;
 	result = doca_mmap_create(&m->mmap);
 	if (result == DOCA_SUCCESS)
 		result = doca_mmap_set_memrange(m->mmap, m->mem, size);
 	if (result == DOCA_SUCCESS)
-		result = doca_mmap_set_permissions(m->mmap, DOCA_ACCESS_FLAG_LOCAL_READ_WRITE | DOCA_ACCESS_FLAG_PCI_READ_WRITE);
+		result = doca_mmap_set_permissions(m->mmap, DOCA_ACCESS_FLAG_PCI_READ_WRITE);
 	if (result == DOCA_SUCCESS)
 		result = doca_mmap_add_dev(m->mmap, dev);
 	if (result == DOCA_SUCCESS)
@@ -93,7 +100,8 @@ static void unmap(struct mapped *m)
 		doca_buf_inventory_destroy(m->inv);
 	if (m->mmap != NULL)
 		doca_mmap_destroy(m->mmap);
-	free(m->mem);
+	if (m->owned)
+		free(m->mem);
 }
 
 /*
@@ -175,7 +183,7 @@ doca_error_t data_path_recv_msg(struct doca_dev *dev, struct data_path_control *
 	struct outcome outcome = {false, DOCA_SUCCESS};
 	bool running = false;
 	union doca_data ud = {.ptr = &running}, task_ud = {.ptr = &outcome};
-	doca_error_t result = map(dev, MAX_BUF_SIZE, &m);
+	doca_error_t result = map(dev, NULL, MAX_BUF_SIZE, &m);
 
 	if (result == DOCA_SUCCESS)
 		result = doca_pe_create(&pe);
@@ -269,11 +277,10 @@ doca_error_t data_path_send_msg(struct doca_dev *dev, struct data_path_control *
 		DOCA_LOG_ERR("The test was stopped before the peer created its consumer");
 		return DOCA_ERROR_NOT_CONNECTED;
 	}
-	result = map(dev, len > 0 ? len : 1, &m);
-	if (result == DOCA_SUCCESS) {
-		memcpy(m.mem, text, len);
+	/* The text's own bytes, its terminating zero too when it is empty (a map is never empty). */
+	result = map(dev, (void *)text, len > 0 ? len : 1, &m);
+	if (result == DOCA_SUCCESS)
 		result = doca_pe_create(&pe);
-	}
 	if (result == DOCA_SUCCESS)
 		result = doca_comch_producer_create(control->conn, &producer);
 	if (result == DOCA_SUCCESS)
