@@ -26,6 +26,7 @@ WORK=${2:-$(mktemp -d "${TMPDIR:-/tmp}/softdpu-nvidia.XXXXXX")}
 mkdir -p "$WORK" && WORK=$(cd "$WORK" && pwd)
 TIMEOUT=${NVIDIA_SAMPLES_TIMEOUT:-90} # seconds for each program of a pair
 ONLY=${NVIDIA_SAMPLES_ONLY:-} # run only the pairs of this sample family (comch_ctrl_path, sync_event, comch_data_path)
+case $ONLY in "" | comch_ctrl_path | sync_event | comch_data_path) ;; *) echo "$0: NVIDIA_SAMPLES_ONLY=$ONLY is not comch_ctrl_path, sync_event or comch_data_path" >&2; exit 2 ;; esac
 runs() { [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]; }
 
 [ -f "$ROOT/dist/src/cli/main.js" ] || { echo "$0: run npm run build first" >&2; exit 2; }
@@ -110,13 +111,16 @@ pair() {
 }
 
 IMPLS=(nvidia c ts)
-runs comch_ctrl_path && echo "--- comch_ctrl_path: server on the DPU (03:00.0, representor b1:00.0), client on the host (b1:00.0)"
-runs comch_ctrl_path && for si in "${IMPLS[@]}"; do
-	for ci in "${IMPLS[@]}"; do
-		pair "$(printf 'comch_ctrl_path  server=%-6s client=%-6s' $si $ci)" \
-			"$(cmd $si dpu comch_ctrl_path_server)" "$(cmd $ci host comch_ctrl_path_client)"
+# every_pair SAMPLE: SAMPLE_server of each implementation on the DPU with SAMPLE_client of each on the host.
+every_pair() {
+	echo "--- $1: server on the DPU (03:00.0, representor b1:00.0), client on the host (b1:00.0)"
+	for si in "${IMPLS[@]}"; do
+		for ci in "${IMPLS[@]}"; do
+			pair "$(printf '%-16s server=%-6s client=%-6s' "${1%_high_speed}" $si $ci)" "$(cmd $si dpu "$1_server")" "$(cmd $ci host "$1_client")"
+		done
 	done
-done
+}
+runs comch_ctrl_path && every_pair comch_ctrl_path
 
 # Every implementation takes --async-num-tasks; NVIDIA's default, 0, is no pool at all (softdpu's is 1).
 se_flags() {
@@ -140,13 +144,7 @@ runs sync_event && for mode in "" "--atomic" "--async" "--async --atomic"; do
 	done
 done
 
-runs comch_data_path && echo "--- comch_data_path_high_speed: server on the DPU (03:00.0, representor b1:00.0), client on the host (b1:00.0)"
-runs comch_data_path && for si in "${IMPLS[@]}"; do
-	for ci in "${IMPLS[@]}"; do
-		pair "$(printf 'comch_data_path  server=%-6s client=%-6s' $si $ci)" \
-			"$(cmd $si dpu comch_data_path_high_speed_server)" "$(cmd $ci host comch_data_path_high_speed_client)"
-	done
-done
+runs comch_data_path && every_pair comch_data_path_high_speed
 
 echo "softdpu: $PASSED of $PAIRS pairs passed; logs in $WORK"
 [ $PASSED -eq $PAIRS ] && [ $BUILD_FAILED -eq 0 ]
