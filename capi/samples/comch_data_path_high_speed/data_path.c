@@ -105,19 +105,26 @@ static void unmap(struct mapped *m)
 }
 
 /*
- * Stops an endpoint's context and waits for IDLE. It may be IDLE already: a peer that got what it wanted
- * stops the test and disconnects at once, and the connection's end stops this side's endpoints.
+ * Stops a context unless it is stopping or stopped already: the completion callbacks stop their endpoint
+ * (as NVIDIA's samples do, from inside the callback), and the connection's end stops this side's
+ * endpoints when a peer that got what it wanted stops the test and disconnects at once.
  */
+static doca_error_t stop_running(struct doca_ctx *ctx)
+{
+	enum doca_ctx_states state = DOCA_CTX_STATE_IDLE;
+
+	doca_ctx_get_state(ctx, &state);
+	return state == DOCA_CTX_STATE_RUNNING || state == DOCA_CTX_STATE_STARTING ? doca_ctx_stop(ctx) : DOCA_SUCCESS;
+}
+
+/* Stops an endpoint's context (stop_running) and waits for IDLE. */
 static doca_error_t retire(struct data_path_control *control, struct doca_pe *pe, struct doca_ctx *ctx, const char *what)
 {
 	enum doca_ctx_states state = DOCA_CTX_STATE_RUNNING;
 	const struct timespec nap = {0, 10000};
 	double deadline = now() + WAIT_SECONDS;
-	doca_error_t result = DOCA_SUCCESS;
+	doca_error_t result = stop_running(ctx);
 
-	doca_ctx_get_state(ctx, &state);
-	if (state != DOCA_CTX_STATE_IDLE)
-		result = doca_ctx_stop(ctx);
 	if (result != DOCA_SUCCESS && result != DOCA_ERROR_IN_PROGRESS) {
 		DOCA_LOG_ERR("Failed to stop the %s: %s", what, doca_error_get_descr(result));
 		return result;
@@ -132,6 +139,15 @@ static doca_error_t retire(struct data_path_control *control, struct doca_pe *pe
 		}
 	}
 	return DOCA_SUCCESS;
+}
+
+/* Frees a completed task and, from inside its callback, stops its endpoint: each endpoint does one task. */
+static void finish(struct doca_task *task)
+{
+	struct doca_ctx *ctx = doca_task_get_ctx(task);
+
+	doca_task_free(task);
+	stop_running(ctx);
 }
 
 /* ---- receiving ---- */
@@ -150,7 +166,7 @@ static void recv_done(struct doca_comch_consumer_task_post_recv *task, union doc
 	outcome->result = DOCA_SUCCESS;
 	outcome->done = true;
 	doca_buf_dec_refcount(buf, NULL);
-	doca_task_free(doca_comch_consumer_task_post_recv_as_task(task));
+	finish(doca_comch_consumer_task_post_recv_as_task(task));
 }
 
 static void recv_failed(struct doca_comch_consumer_task_post_recv *task, union doca_data task_user_data, union doca_data ctx_user_data)
@@ -162,7 +178,7 @@ static void recv_failed(struct doca_comch_consumer_task_post_recv *task, union d
 	DOCA_LOG_ERR("The post-receive task failed: %s", doca_error_get_descr(outcome->result));
 	outcome->done = true;
 	doca_buf_dec_refcount(doca_comch_consumer_task_post_recv_get_buf(task), NULL);
-	doca_task_free(doca_comch_consumer_task_post_recv_as_task(task));
+	finish(doca_comch_consumer_task_post_recv_as_task(task));
 }
 
 static void consumer_state(const union doca_data user_data, struct doca_ctx *ctx, enum doca_ctx_states prev, enum doca_ctx_states next)
@@ -254,7 +270,7 @@ static void send_finished(struct doca_comch_producer_task_send *task, union doca
 	outcome->result = doca_task_get_status(doca_comch_producer_task_send_as_task(task));
 	outcome->done = true;
 	doca_buf_dec_refcount((struct doca_buf *)doca_comch_producer_task_send_get_buf(task), NULL);
-	doca_task_free(doca_comch_producer_task_send_as_task(task));
+	finish(doca_comch_producer_task_send_as_task(task));
 }
 
 doca_error_t data_path_send_msg(struct doca_dev *dev, struct data_path_control *control, const char *text)
