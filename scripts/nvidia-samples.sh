@@ -25,6 +25,9 @@ CLI=(node "$ROOT/dist/src/cli/main.js")
 WORK=${2:-$(mktemp -d "${TMPDIR:-/tmp}/softdpu-nvidia.XXXXXX")}
 mkdir -p "$WORK" && WORK=$(cd "$WORK" && pwd)
 TIMEOUT=${NVIDIA_SAMPLES_TIMEOUT:-90} # seconds for each program of a pair
+ONLY=${NVIDIA_SAMPLES_ONLY:-} # run only the pairs of this sample family (comch_ctrl_path, sync_event, comch_data_path)
+case $ONLY in "" | comch_ctrl_path | sync_event | comch_data_path) ;; *) echo "$0: NVIDIA_SAMPLES_ONLY=$ONLY is not comch_ctrl_path, sync_event or comch_data_path" >&2; exit 2 ;; esac
+runs() { [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]; }
 
 [ -f "$ROOT/dist/src/cli/main.js" ] || { echo "$0: run npm run build first" >&2; exit 2; }
 for tool in meson ninja pkg-config cc c++ timeout; do
@@ -67,7 +70,7 @@ build() {
 BUILD_FAILED=0
 for side in dpu host; do
 	for s in "${SAMPLES[@]}"; do build $side "$WORK/sdk/$side/$s" "nvidia/$(basename "$s")"; done
-	for s in comch_ctrl_path sync_event_local_pci sync_event_remote_pci; do build $side "$ROOT/capi/samples/$s" "softdpu/$s"; done
+	for s in comch_ctrl_path comch_data_path_high_speed sync_event_local_pci sync_event_remote_pci; do build $side "$ROOT/capi/samples/$s" "softdpu/$s"; done
 done
 
 # The command of IMPL (nvidia, c, ts) for program NAME on SIDE; the C samples' programs are doca_NAME.
@@ -78,6 +81,7 @@ cmd() {
 	nvidia) echo "$WORK/build/$side/nvidia/$name/doca_$name" ;;
 	c) case $name in
 		comch_ctrl_path_*) echo "$WORK/build/$side/softdpu/comch_ctrl_path/doca_$name" ;;
+		comch_data_path_high_speed_*) echo "$WORK/build/$side/softdpu/comch_data_path_high_speed/doca_$name" ;;
 		*) echo "$WORK/build/$side/softdpu/$name/doca_$name" ;;
 		esac ;;
 	ts) echo "${CLI[*]} sample $name" ;;
@@ -107,13 +111,16 @@ pair() {
 }
 
 IMPLS=(nvidia c ts)
-echo "--- comch_ctrl_path: server on the DPU (03:00.0, representor b1:00.0), client on the host (b1:00.0)"
-for si in "${IMPLS[@]}"; do
-	for ci in "${IMPLS[@]}"; do
-		pair "$(printf 'comch_ctrl_path  server=%-6s client=%-6s' $si $ci)" \
-			"$(cmd $si dpu comch_ctrl_path_server)" "$(cmd $ci host comch_ctrl_path_client)"
+# every_pair SAMPLE: SAMPLE_server of each implementation on the DPU with SAMPLE_client of each on the host.
+every_pair() {
+	echo "--- $1: server on the DPU (03:00.0, representor b1:00.0), client on the host (b1:00.0)"
+	for si in "${IMPLS[@]}"; do
+		for ci in "${IMPLS[@]}"; do
+			pair "$(printf '%-16s server=%-6s client=%-6s' "${1%_high_speed}" $si $ci)" "$(cmd $si dpu "$1_server")" "$(cmd $ci host "$1_client")"
+		done
 	done
-done
+}
+runs comch_ctrl_path && every_pair comch_ctrl_path
 
 # Every implementation takes --async-num-tasks; NVIDIA's default, 0, is no pool at all (softdpu's is 1).
 se_flags() {
@@ -122,7 +129,7 @@ se_flags() {
 	case $mode in *async*) f="$f --async-num-tasks 1" ;; esac
 	echo "$f $mode"
 }
-for mode in "" "--atomic" "--async" "--async --atomic"; do
+runs sync_event && for mode in "" "--atomic" "--async" "--async --atomic"; do
 	echo "--- sync_event_local_pci / sync_event_remote_pci ${mode:-(synchronous, set)}"
 	for local_side in host dpu; do
 		[ $local_side = host ] && remote_side=dpu || remote_side=host
@@ -137,20 +144,7 @@ for mode in "" "--atomic" "--async" "--async --atomic"; do
 	done
 done
 
-# The fast path (producers, consumers, mmaps, bufs) is not in the C library yet: say what they answer.
-echo "--- comch_data_path_high_speed (NVIDIA's server and client; not counted)"
-fabric=$(mktemp -d "$WORK/runs/fabric.XXXXXX")
-SOFTDPU_FABRIC=$fabric timeout -k 5 "$TIMEOUT" "$(cmd nvidia dpu comch_data_path_high_speed_server)" > "$WORK/runs/data_path.server" 2>&1 &
-server=$!
-SOFTDPU_FABRIC=$fabric timeout -k 5 "$TIMEOUT" "$(cmd nvidia host comch_data_path_high_speed_client)" > "$WORK/runs/data_path.client" 2>&1
-c=$?
-wait $server
-s=$?
-rm -rf "$fabric"
-for side in server client; do
-	first=$(grep -m1 -E '\]\[(ERR|WARN)\]' "$WORK/runs/data_path.$side" | sed 's/^\[[^]]*\]\[[^]]*\]//')
-	printf 'RAN    comch_data_path_high_speed %s exited %s: %s\n' $side "$([ $side = server ] && echo $s || echo $c)" "${first:-no error line}"
-done
+runs comch_data_path && every_pair comch_data_path_high_speed
 
 echo "softdpu: $PASSED of $PAIRS pairs passed; logs in $WORK"
 [ $PASSED -eq $PAIRS ] && [ $BUILD_FAILED -eq 0 ]

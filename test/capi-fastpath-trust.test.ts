@@ -171,6 +171,8 @@ test('the C fast path and memory maps under AddressSanitizer: hostile and killed
       server.send('consumer');
       const id = (await server.waitFor(/^consumer-running (\d+)$/, 20_000))[1];
       await hostile.waitFor(new RegExp(`^peer-consumer ${id}$`), 20_000);
+      // The hostile reads its commands once its own consumer runs: a line sent before is lost.
+      await hostile.waitFor(/^consumer-running \d+$/, 20_000);
       hostile.send(`attack ${attack} ${id}`);
       await hostile.waitFor(new RegExp(`^attacked ${attack}$`));
       await server.waitFor(/^consumer-state RUNNING->STOPPING$/, 20_000);
@@ -193,6 +195,8 @@ test('the C fast path and memory maps under AddressSanitizer: hostile and killed
       server.send('consumer');
       const id = (await server.waitFor(/^consumer-running (\d+)$/, 20_000))[1];
       await hostile.waitFor(new RegExp(`^peer-consumer ${id}$`), 20_000);
+      // The hostile reads its commands once its own consumer runs: a line sent before is lost.
+      await hostile.waitFor(/^consumer-running \d+$/, 20_000);
       hostile.send(`attack ${attack} ${id}`);
       await hostile.waitFor(new RegExp(`^attacked ${attack}$`));
       // An anonymous claim is given up after 1000 ms: the consumer's own timer looks again (nothing rings it).

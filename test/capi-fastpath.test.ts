@@ -4,7 +4,7 @@
  * C, and test/fixtures/fp-peer.ts, its TypeScript twin): every pair both ways (C producer -> TypeScript
  * consumer, TypeScript producer -> C consumer, C <-> C), payloads of 64 B, 64 KiB and 1 MiB and immediate
  * data intact, C consumers over malloc'd, stack and static memory with PCI_READ_WRITE, AGAIN without a
- * posted buffer, the consumer events, engines asleep on their notification handles woken across the
+ * posted buffer, a C producer resubmitting on AGAIN with no progress (as NVIDIA's samples do), the consumer events, engines asleep on their notification handles woken across the
  * languages, immediate data limits, a stop's SHUTDOWN flush and DOCA's teardown order (IN_USE), a busy C
  * loop that makes no syscall, consumer queue positions across 2^32, and memory maps exported from C to
  * TypeScript (malloc'd and stack memory) and the reverse. Hostile and killed peers: capi-fastpath-trust.
@@ -136,6 +136,27 @@ test('the comch fast path between C and TypeScript, with the scriptable fast-pat
     server.send('destroy');
     await server.waitFor(/^consumer-destroy DOCA_SUCCESS$/);
     await server.waitFor(/^mmap-destroy DOCA_SUCCESS$/);
+  });
+
+  await t.test("a C producer resubmitting on AGAIN without progressing any engine (NVIDIA's producer_send_msg) gets a buffer posted meanwhile", async (t) => {
+    // NVIDIA's data path samples submit their send from the producer's RUNNING callback and, while it
+    // answers AGAIN, only nanosleep: the peer's posting must be seen at submission, with no progress here.
+    const dir = tempFabricDir(t);
+    const server = c(t, 'server', ['bufs=1', 'bufsize=64', 'repost=0'], dir);
+    await server.waitFor(/^started DOCA_SUCCESS$/);
+    const client = c(t, 'client', [], dir);
+    const id = await pair(server, client, server, client);
+    client.send(`send ${id} 64 -`);
+    await client.waitFor(/^sent 64$/);
+    await server.waitFor(/^recv 64 ok \d+ -$/);
+    client.send(`sendspin ${id} 64 ${IMM}`);
+    await client.waitFor(/^spin DOCA_ERROR_AGAIN$/);
+    const from = server.lines.length;
+    server.send('post');
+    const { match } = await server.waitForLine(/^recv (\d+) (\w+) \d+ (\S+)$/, 20_000, from);
+    assert.deepEqual([match[1], match[2], match[3]], ['64', 'ok', IMM]);
+    await client.waitForLine(/^sent 64$/, 20_000, client.lines.findIndex((l) => l === 'spin DOCA_ERROR_AGAIN'));
+    assert.ok(!client.lines.some((l) => /^submit /.test(l)), client.lines.join('\n'));
   });
 
   await t.test('immediate data limits, a stop flushing posted receives with SHUTDOWN, teardown order (IN_USE)', async (t) => {

@@ -18,9 +18,14 @@ DOCA_LOG_REGISTER(COMCH_DATA_PATH);
 
 #define WAIT_SECONDS 30
 
-/* One fast-path endpoint's memory: a map with PCI read/write over malloc'd memory, and a one-element inventory. */
+/*
+ * One fast-path endpoint's memory: a map with PCI read/write (the only permission NVIDIA's samples give)
+ * over malloc'd memory (the consumer's) or over the caller's own bytes (the producer's text, in place, as
+ * NVIDIA's samples map it: on the stack of main), and a one-element inventory.
+ */
 struct mapped {
 	uint8_t *mem;
+	bool owned; /* mem is malloc'd here */
 	struct doca_mmap *mmap;
 	struct doca_buf_inventory *inv;
 };
@@ -60,19 +65,21 @@ doca_error_t data_path_wait(struct data_path_control *control, struct doca_pe *p
 	return DOCA_SUCCESS;
 }
 
-static doca_error_t map(struct doca_dev *dev, size_t size, struct mapped *m)
+/* Maps size bytes at mem, or at new zeroed memory when mem is NULL. */
+static doca_error_t map(struct doca_dev *dev, void *mem, size_t size, struct mapped *m)
 {
 	doca_error_t result;
 
 	memset(m, 0, sizeof(*m));
-	m->mem = calloc(1, size);
+	m->owned = mem == NULL;
+	m->mem = m->owned ? calloc(1, size) : mem;
 	if (m->mem == NULL)
 		return DOCA_ERROR_NO_MEMORY;
 	result = doca_mmap_create(&m->mmap);
 	if (result == DOCA_SUCCESS)
 		result = doca_mmap_set_memrange(m->mmap, m->mem, size);
 	if (result == DOCA_SUCCESS)
-		result = doca_mmap_set_permissions(m->mmap, DOCA_ACCESS_FLAG_LOCAL_READ_WRITE | DOCA_ACCESS_FLAG_PCI_READ_WRITE);
+		result = doca_mmap_set_permissions(m->mmap, DOCA_ACCESS_FLAG_PCI_READ_WRITE);
 	if (result == DOCA_SUCCESS)
 		result = doca_mmap_add_dev(m->mmap, dev);
 	if (result == DOCA_SUCCESS)
@@ -93,16 +100,30 @@ static void unmap(struct mapped *m)
 		doca_buf_inventory_destroy(m->inv);
 	if (m->mmap != NULL)
 		doca_mmap_destroy(m->mmap);
-	free(m->mem);
+	if (m->owned)
+		free(m->mem);
 }
 
-/* Stops an endpoint's context and waits for IDLE. */
+/*
+ * Stops a context unless it is stopping or stopped already: the completion callbacks stop their endpoint
+ * (as NVIDIA's samples do, from inside the callback), and the connection's end stops this side's
+ * endpoints when a peer that got what it wanted stops the test and disconnects at once.
+ */
+static doca_error_t stop_running(struct doca_ctx *ctx)
+{
+	enum doca_ctx_states state = DOCA_CTX_STATE_IDLE;
+
+	doca_ctx_get_state(ctx, &state);
+	return state == DOCA_CTX_STATE_RUNNING || state == DOCA_CTX_STATE_STARTING ? doca_ctx_stop(ctx) : DOCA_SUCCESS;
+}
+
+/* Stops an endpoint's context (stop_running) and waits for IDLE. */
 static doca_error_t retire(struct data_path_control *control, struct doca_pe *pe, struct doca_ctx *ctx, const char *what)
 {
 	enum doca_ctx_states state = DOCA_CTX_STATE_RUNNING;
 	const struct timespec nap = {0, 10000};
 	double deadline = now() + WAIT_SECONDS;
-	doca_error_t result = doca_ctx_stop(ctx);
+	doca_error_t result = stop_running(ctx);
 
 	if (result != DOCA_SUCCESS && result != DOCA_ERROR_IN_PROGRESS) {
 		DOCA_LOG_ERR("Failed to stop the %s: %s", what, doca_error_get_descr(result));
@@ -118,6 +139,15 @@ static doca_error_t retire(struct data_path_control *control, struct doca_pe *pe
 		}
 	}
 	return DOCA_SUCCESS;
+}
+
+/* Frees a completed task and, from inside its callback, stops its endpoint: each endpoint does one task. */
+static void finish(struct doca_task *task)
+{
+	struct doca_ctx *ctx = doca_task_get_ctx(task);
+
+	doca_task_free(task);
+	stop_running(ctx);
 }
 
 /* ---- receiving ---- */
@@ -136,7 +166,7 @@ static void recv_done(struct doca_comch_consumer_task_post_recv *task, union doc
 	outcome->result = DOCA_SUCCESS;
 	outcome->done = true;
 	doca_buf_dec_refcount(buf, NULL);
-	doca_task_free(doca_comch_consumer_task_post_recv_as_task(task));
+	finish(doca_comch_consumer_task_post_recv_as_task(task));
 }
 
 static void recv_failed(struct doca_comch_consumer_task_post_recv *task, union doca_data task_user_data, union doca_data ctx_user_data)
@@ -148,7 +178,7 @@ static void recv_failed(struct doca_comch_consumer_task_post_recv *task, union d
 	DOCA_LOG_ERR("The post-receive task failed: %s", doca_error_get_descr(outcome->result));
 	outcome->done = true;
 	doca_buf_dec_refcount(doca_comch_consumer_task_post_recv_get_buf(task), NULL);
-	doca_task_free(doca_comch_consumer_task_post_recv_as_task(task));
+	finish(doca_comch_consumer_task_post_recv_as_task(task));
 }
 
 static void consumer_state(const union doca_data user_data, struct doca_ctx *ctx, enum doca_ctx_states prev, enum doca_ctx_states next)
@@ -169,7 +199,7 @@ doca_error_t data_path_recv_msg(struct doca_dev *dev, struct data_path_control *
 	struct outcome outcome = {false, DOCA_SUCCESS};
 	bool running = false;
 	union doca_data ud = {.ptr = &running}, task_ud = {.ptr = &outcome};
-	doca_error_t result = map(dev, MAX_BUF_SIZE, &m);
+	doca_error_t result = map(dev, NULL, MAX_BUF_SIZE, &m);
 
 	if (result == DOCA_SUCCESS)
 		result = doca_pe_create(&pe);
@@ -240,7 +270,7 @@ static void send_finished(struct doca_comch_producer_task_send *task, union doca
 	outcome->result = doca_task_get_status(doca_comch_producer_task_send_as_task(task));
 	outcome->done = true;
 	doca_buf_dec_refcount((struct doca_buf *)doca_comch_producer_task_send_get_buf(task), NULL);
-	doca_task_free(doca_comch_producer_task_send_as_task(task));
+	finish(doca_comch_producer_task_send_as_task(task));
 }
 
 doca_error_t data_path_send_msg(struct doca_dev *dev, struct data_path_control *control, const char *text)
@@ -263,11 +293,10 @@ doca_error_t data_path_send_msg(struct doca_dev *dev, struct data_path_control *
 		DOCA_LOG_ERR("The test was stopped before the peer created its consumer");
 		return DOCA_ERROR_NOT_CONNECTED;
 	}
-	result = map(dev, len > 0 ? len : 1, &m);
-	if (result == DOCA_SUCCESS) {
-		memcpy(m.mem, text, len);
+	/* The text's own bytes, its terminating zero too when it is empty (a map is never empty). */
+	result = map(dev, (void *)text, len > 0 ? len : 1, &m);
+	if (result == DOCA_SUCCESS)
 		result = doca_pe_create(&pe);
-	}
 	if (result == DOCA_SUCCESS)
 		result = doca_comch_producer_create(control->conn, &producer);
 	if (result == DOCA_SUCCESS)

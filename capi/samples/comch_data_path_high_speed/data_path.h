@@ -16,7 +16,7 @@
 #include <doca_error.h>
 #include <doca_pe.h>
 
-#define DATA_PATH_SERVER_NAME "comch_data_path_high_speed_sample_server"
+#define DATA_PATH_SERVER_NAME "comch_data_path_sample_server"
 #define START_MSG "start_data_path_test"
 #define STOP_MSG "stop_data_path_test"
 #define MAX_BUF_SIZE (1024 * 1024)
@@ -36,7 +36,11 @@ doca_error_t data_path_wait(struct data_path_control *control, struct doca_pe *p
 /* Receives one message with a consumer of its own engine, and logs it. */
 doca_error_t data_path_recv_msg(struct doca_dev *dev, struct data_path_control *control);
 
-/* Sends `text` with a producer of its own engine, once the peer announced its consumer. */
+/*
+ * Sends `text` with a producer of its own engine, once the peer announced its consumer. The text's bytes
+ * are mapped in place, as NVIDIA's samples map theirs: they must be writable memory (the samples' flags
+ * are on the stack of main), whatever the const says.
+ */
 doca_error_t data_path_send_msg(struct doca_dev *dev, struct data_path_control *control, const char *text);
 
 /* The peer's consumer events (registered on the server or the client). */

@@ -20,7 +20,7 @@ import { ProgressEngine } from '../../core/pe.js';
 import { checkTimeout, type SampleRun, type SampleSpec, withTeardown } from './common.js';
 import { progressAll, progressUntil } from './loop.js';
 
-export const DATA_PATH_SERVER_NAME = 'comch_data_path_high_speed_sample_server';
+export const DATA_PATH_SERVER_NAME = 'comch_data_path_sample_server';
 const START = 'start_data_path_test';
 const STOP = 'stop_data_path_test';
 const MAX_MSG_SIZE = 1024 * 1024;
@@ -96,9 +96,13 @@ async function recvMsg(run: SampleRun, dev: Dev, control: Control, ctlPe: Progre
   if (failure) throw failure;
 }
 
-/** Stops a fast-path endpoint, and once IDLE destroys it with its engine and memory. */
+/**
+ * Stops a fast-path endpoint, and once IDLE destroys it with its engine and memory. It may be IDLE
+ * already: a peer that got what it wanted stops the test and disconnects at once, and the connection's
+ * end stops this side's endpoints (NVIDIA's samples ignore what their doca_ctx_stop returns).
+ */
 async function retire(run: SampleRun, ctlPe: ProgressEngine, pe: ProgressEngine, endpoint: ComchConsumer | ComchProducer, m: Mapped): Promise<void> {
-  endpoint.stop();
+  if (endpoint.state !== 'IDLE') endpoint.stop();
   await progressUntil(run, [ctlPe, pe], () => endpoint.state === 'IDLE', `the ${endpoint instanceof ComchConsumer ? 'consumer' : 'producer'} to stop`);
   endpoint.destroy();
   pe.destroy();
