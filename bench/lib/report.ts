@@ -150,7 +150,7 @@ export const selected = (id: string): boolean => {
   return !filter || filter.test(bench) || filter.test(`${bench}/${id}`);
 };
 
-const RATIO_KEYS: FigureKey[] = ['p50_us', 'p99_us', 'p99_9_us', 'first_us', 'warmup_mean_us', 'cpu_us_per_msg', 'msgs_per_s', 'gbps', 'ops_per_s', 'cpu_pct', 'idle_cpu_pct'];
+const RATIO_KEYS: FigureKey[] = ['p50_us', 'p99_us', 'p99_9_us', 'first_us', 'warmup_mean_us', 'cpu_us_per_msg', 'msgs_per_s', 'gbps', 'ops_per_s', 'cpu_pct', 'idle_cpu_pct', 'heap_bytes_per_msg', 'gcs_per_msg', 'gc_pause_us_per_msg'];
 const SHORT: Record<FigureKey, string> = {
   p50_us: 'p50',
   p99_us: 'p99',
@@ -236,9 +236,12 @@ export function figureCell(metric: Metric, f: Figure): string {
   return `${x.toFixed(x < 0.1 ? 3 : 2)} M ${metric === 'ops_per_s' ? 'ops' : 'msg'}/s`;
 }
 
-/** "120.5 B/msg (+ 0 ext); 1 GC per 14.2k msgs, 0.031 us pause/msg" (no GC: "no GC"). */
+/**
+ * "120.5 B/msg (ext 4.0); 1 GC per 14.2k msgs, 0.031 us pause/msg" (no GC: "no GC"; external memory,
+ * approximate, said when at least 1 B either way).
+ */
 function allocCell(f: Figure): string {
-  const ext = f.external_bytes_per_msg ? ` (+ ${f.external_bytes_per_msg.toFixed(1)} ext)` : '';
+  const ext = Math.abs(f.external_bytes_per_msg ?? 0) >= 1 ? ` (ext ${f.external_bytes_per_msg!.toFixed(1)})` : '';
   const gcs = f.gcs_per_msg ?? NaN;
   const gc = gcs === 0 ? 'no GC' : `1 GC per ${+(1 / gcs / 1000).toPrecision(3)}k msgs, ${(f.gc_pause_us_per_msg ?? NaN).toFixed(3)} us pause/msg`;
   return `${(f.heap_bytes_per_msg ?? NaN).toFixed(1)} B/msg${ext}; ${gc}`;
