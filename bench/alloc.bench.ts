@@ -11,10 +11,7 @@
  * "a few bytes". The DPA side (its worker threads, and so a DPA thread's activation) is not measured.
  */
 import { join } from 'node:path';
-import { ALLOC_ENV, type AllocFigures, AllocMeter, type Baseline, count, type Figure, medians, printScenarios, repeat, runNode, scenario, serverAndClientBoth, type TargetSpec, withTempDir } from './lib.js';
-
-/** "a few bytes" per message. */
-export const ALLOC_LIMIT_BYTES = 16;
+import { ALLOC_ENV, ALLOC_LIMIT_BYTES, type AllocFigures, AllocMeter, type Baseline, count, type Figure, medians, printScenarios, repeat, runNode, scenario, serverAndClientBoth, type TargetSpec, withTempDir } from './lib.js';
 
 type Out = { alloc?: AllocFigures };
 

@@ -24,6 +24,9 @@ import { type PerformanceEntry, PerformanceObserver } from 'node:perf_hooks';
 import { getHeapStatistics } from 'node:v8';
 import { warmupCount } from './measure.js';
 
+/** Issue 20's "a few bytes": what a busy path may allocate per message (beyond what it hands the user). */
+export const ALLOC_LIMIT_BYTES = 16;
+
 /** Messages per chunk between two heap samples. */
 export const ALLOC_CHUNK = 1024;
 
