@@ -22,17 +22,14 @@ import { ComchDpaConsumer } from '../src/dpa/comch-consumer.js';
 import { Dpa } from '../src/dpa/dpa.js';
 import { DpaThread } from '../src/dpa/thread.js';
 import { SyncEvent } from '../src/sync-event/sync-event.js';
-import { AllocMeter, type AllocFigures, cpuMeter, percentiles } from './lib.js';
+import { AllocMeter, type AllocFigures, cpuMeter, rttSummary } from './lib.js';
 import { HOST, watchdog } from './peer-lib.js';
 import { messagePortRtt, sabSpinRtt, type ThreadRtt } from './threads-peer.js';
 
 const RATE_APP = new URL('./dpa-apps/rate.js', import.meta.url);
 const QUEUE = 64;
 
-const result = (samples: number[], cpuUs: number): ThreadRtt => {
-  const { p50, p99 } = percentiles(samples);
-  return { p50_us: p50, p99_us: p99, cpu_us_per_msg: cpuUs / samples.length };
-};
+const result = (samples: number[], cpuUs: number): ThreadRtt => rttSummary(samples, cpuUs);
 
 async function rtt(dev: Dev, n: number, poll: boolean, meter?: AllocMeter): Promise<ThreadRtt> {
   const pp = MsgqPingPong.open({ dev, poll, expected: n + 1, queue: 16 });
