@@ -4,7 +4,7 @@
  * at most a few bytes each (ALLOC_LIMIT_BYTES) on the sending side in steady state. The peers are the
  * benchmark's (bench/comch-peer.ts, bench/fastpath-peer.ts: one definition of a send for the test and
  * `softdpu bench alloc`), on a fabric of their own, each side a process; the sender measures itself
- * with bench/lib/alloc.ts (V8's used heap sampled every 1024 sends, chunks a GC touched dropped; exact
+ * with bench/lib/alloc.ts (V8's used heap sampled every 128 sends, chunks a GC touched dropped; exact
  * to 0.3 B per message), so the figure does not depend on the machine's load or speed.
  *
  * Today the sends allocate (a task object per send, and more): the tests are `todo` (they run and

@@ -14,8 +14,8 @@ export interface Row {
 /**
  * Prints rows as an aligned table. Latency cells read "p50 / p99" (or "p50 / p99 / p99.9"), and their
  * ratios "p50 ratio / p99 ratio [/ p99.9 ratio]"; "CPU" rows give each process's CPU time (user + system)
- * per message; "warm-up" rows the first trip and the mean of the trips the percentiles dropped. `contender` heads
- * softdpu's column (the C library's benchmark says "softdpu (C)").
+ * per message; "warm-up" rows the first trip and the mean of the trips the percentiles dropped.
+ * `contender` heads softdpu's column (the C library's benchmark says "softdpu (C)").
  */
 export function printTable(title: string, rows: Row[], contender = 'softdpu (Node)'): void {
   const header: Required<Row> = { what: 'measurement', softdpu: contender, reference: 'reference', ratio: 'ratio', target: 'target: this run' };
@@ -224,8 +224,8 @@ export async function scenario(id: string, measure: () => Promise<ScenarioSpec>)
 }
 
 /**
- * A cell of `metric`: "p50 / p99 us" (with " / p99.9" where measured), the rate, or "heap B/msg (+
- * external); GC count and pause per message".
+ * A cell of `metric`: "p50 / p99 us" (with " / p99.9" where measured), the rate, or allocation: "heap
+ * B/msg (ext); GCs and pause per message".
  */
 export function figureCell(metric: Metric, f: Figure): string {
   if (metric === 'p50_us') return `${(f.p50_us ?? NaN).toFixed(2)} / ${(f.p99_us ?? NaN).toFixed(2)}${f.p99_9_us === undefined ? '' : ` / ${f.p99_9_us.toFixed(2)}`} us`;
