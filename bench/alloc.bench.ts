@@ -96,7 +96,7 @@ export async function allocBench(): Promise<Record<string, unknown>> {
     const msgqRun = () => (msgq ??= repeat(async () => JSON.parse(await runNode('dpa-peer', ['alloc', String(nMsgq), String(nMsgq)], undefined, env)) as { rtt_poll: AllocFigures; rate: AllocFigures }).then(medians));
     await scenario('msgq_cpu_rtt', async () => ({ ...common, count: nMsgq, unit: 'trips', size_bytes: 32, title: 'DPA MsgQ, CPU side: a send and a receive per round trip, polling', softdpu: figure((await msgqRun()).rtt_poll), targets: limit() }));
     await scenario('msgq_cpu_send', async () => ({ ...common, count: nMsgq, size_bytes: 32, title: 'DPA MsgQ, CPU side: one-way sends', softdpu: figure((await msgqRun()).rate), targets: limit() }));
-    printScenarios(`allocation per message, steady state (the first 10 % dropped), in the process doing the work: V8 heap bytes (+ external), GCs; target <= ${ALLOC_LIMIT_BYTES} B; ratio = softdpu / reference`);
+    printScenarios(`allocation per message, steady state (the first 10 % dropped), in the process doing the work: V8 heap bytes (ext: outside the heap, approximate), GCs; target <= ${ALLOC_LIMIT_BYTES} B; ratio = softdpu / reference`);
     return {};
   });
 }
