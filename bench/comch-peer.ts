@@ -5,8 +5,12 @@
  *   ping  <busy|notify> N [SIZE]  client: N round trips of SIZE bytes (default 64), prints
  *                               {"p50_us","p99_us","cpu_us_per_msg"}
  *   sink  N                     server: counts N messages (busy poll), prints {"rate"} (messages/s)
- *   flood N                     client: sends N 64-byte messages as fast as the queue allows (busy poll)
- * Busy-polling sides run DOCA-style synchronous progress loops once connected.
+ *   flood N                     client: sends N 64-byte messages as fast as the queue allows (busy poll),
+ *                               resubmitting each completed task
+ *   send  N                     client: the same, a task per message as DOCA's samples send (alloc_init,
+ *                               submit, freed by its completion); prints {}
+ * Busy-polling sides run DOCA-style synchronous progress loops once connected. With SOFTDPU_BENCH_ALLOC=1
+ * (lib/alloc.ts), sink, flood and send also measure their own allocation per message: {"alloc": {...}}.
  */
 import { ComchClient } from '../src/comch/client.js';
 import { ComchServer } from '../src/comch/server.js';
@@ -15,7 +19,7 @@ import { openDeviceByPci, openRepresentorByPci } from '../src/core/dev.js';
 import { DevinfoRepFilter } from '../src/core/devinfo.js';
 import { ProgressEngine } from '../src/core/pe.js';
 import { ARM, HOST } from './peer-lib.js';
-import { cpuMeter, printCpu, printRtt } from './lib.js';
+import { allocMeterFromEnv, cpuMeter, printCpu, printRtt } from './lib.js';
 
 const [role, mode, count, size] = process.argv.slice(2);
 const n = Number(count ?? mode);
@@ -117,22 +121,26 @@ if (role === 'echo') {
   let got = 0;
   let first = 0;
   let last = 0;
+  const meter = allocMeterFromEnv(n);
   s.eventMsgRecvRegister(() => {
     if (got === 0) first = performance.now();
     if (++got === n) last = performance.now();
+    meter.tick();
   });
   s.taskSendSetConf((t) => t.free(), (t) => t.free(), 16);
   s.start();
   process.stdout.write('ready\n');
   await pe.run({ mode: 'busy', until: () => s.connections.length > 0 });
   spin(pe, () => got >= n);
-  process.stdout.write(JSON.stringify({ rate: (n - 1) / ((last - first) / 1000) }) + '\n');
+  process.stdout.write(JSON.stringify({ rate: (n - 1) / ((last - first) / 1000), alloc: await meter.figures() }) + '\n');
   await s.stopAndWait();
 } else if (role === 'flood') {
   let submitted = 0;
   let completed = 0;
+  const meter = allocMeterFromEnv(n);
   const c = await client((t) => {
     completed++;
+    meter.tick();
     if (submitted < n) {
       submitted++;
       t.submit();
@@ -146,5 +154,31 @@ if (role === 'echo') {
   })();
   for (let i = 0; i < 1024 && submitted < n; i++, submitted++) c.client.taskSendAllocInit(conn, MSG).submit();
   spin(c.pe, () => completed >= n);
+  const alloc = await meter.figures();
+  if (alloc) process.stdout.write(JSON.stringify({ alloc }) + '\n');
+  await c.client.stopAndWait();
+} else if (role === 'send') {
+  let submitted = 0;
+  let completed = 0;
+  const meter = allocMeterFromEnv(n);
+  let conn: ReturnType<ComchClient['getConnection']> | undefined;
+  const c = await client((t) => {
+    t.free();
+    completed++;
+    meter.tick();
+    if (submitted < n) {
+      submitted++;
+      c.client.taskSendAllocInit(conn!, MSG).submit();
+    }
+  });
+  c.client.start();
+  conn = await (async () => {
+    const ready = c.client.connected();
+    await c.pe.run({ mode: 'busy', until: () => c.client.state === 'RUNNING' });
+    return ready;
+  })();
+  for (let i = 0; i < 1024 && submitted < n; i++, submitted++) c.client.taskSendAllocInit(conn, MSG).submit();
+  spin(c.pe, () => completed >= n);
+  process.stdout.write(JSON.stringify({ alloc: await meter.figures() }) + '\n');
   await c.client.stopAndWait();
 }

@@ -6,7 +6,9 @@
  *   message_port, sab_spin   threads-peer.ts's baselines with the same count
  *   rate           one-way CPU -> DPA messages per second (credits permitting), the DPA thread activated
  *   launch         kernel launch-to-completion latency (one instance, completion event add, CPU polling it)
- * `dpa-peer N RATE_N LAUNCH_N` prints them as one JSON object.
+ * `dpa-peer N RATE_N LAUNCH_N` prints them as one JSON object. `dpa-peer alloc N RATE_N` measures the CPU
+ * side's allocation per message instead (lib/alloc.ts): {"rtt_poll": {...}} (a MsgQ send and a receive
+ * per trip) and {"rate": {...}} (a send per message); the DPA side, on its worker threads, is not measured.
  */
 import { MsgqPingPong } from '../src/cli/samples/msgq-pingpong.js';
 import { ComchMsgq } from '../src/comch/msgq.js';
@@ -20,19 +22,16 @@ import { ComchDpaConsumer } from '../src/dpa/comch-consumer.js';
 import { Dpa } from '../src/dpa/dpa.js';
 import { DpaThread } from '../src/dpa/thread.js';
 import { SyncEvent } from '../src/sync-event/sync-event.js';
-import { cpuMeter, percentiles } from './lib.js';
+import { AllocMeter, type AllocFigures, cpuMeter, rttSummary } from './lib.js';
 import { HOST, watchdog } from './peer-lib.js';
 import { messagePortRtt, sabSpinRtt, type ThreadRtt } from './threads-peer.js';
 
 const RATE_APP = new URL('./dpa-apps/rate.js', import.meta.url);
 const QUEUE = 64;
 
-const result = (samples: number[], cpuUs: number): ThreadRtt => {
-  const { p50, p99 } = percentiles(samples);
-  return { p50_us: p50, p99_us: p99, cpu_us_per_msg: cpuUs / samples.length };
-};
+const result = (samples: number[], cpuUs: number): ThreadRtt => rttSummary(samples, cpuUs);
 
-async function rtt(dev: Dev, n: number, poll: boolean): Promise<ThreadRtt> {
+async function rtt(dev: Dev, n: number, poll: boolean, meter?: AllocMeter): Promise<ThreadRtt> {
   const pp = MsgqPingPong.open({ dev, poll, expected: n + 1, queue: 16 });
   let replies = 0;
   pp.onReply = () => replies++;
@@ -45,6 +44,7 @@ async function rtt(dev: Dev, n: number, poll: boolean): Promise<ThreadRtt> {
     pp.send(msg);
     if (poll) {
       while (replies <= i) pe.progress();
+      meter?.tick();
     } else {
       while (replies <= i) {
         if (pe.progress()) continue;
@@ -61,7 +61,7 @@ async function rtt(dev: Dev, n: number, poll: boolean): Promise<ThreadRtt> {
 }
 
 /** One-way CPU -> DPA: sends `n` messages as fast as the DPA's receives allow; messages per second. */
-async function rate(dev: Dev, n: number): Promise<number> {
+async function rate(dev: Dev, n: number, meter?: AllocMeter): Promise<number> {
   const dpa = Dpa.create(dev);
   dpa.setApp(DpaApp.create(RATE_APP));
   dpa.start();
@@ -104,6 +104,7 @@ async function rate(dev: Dev, n: number): Promise<number> {
     try {
       task.submit();
       sent++;
+      meter?.tick();
     } catch (err) {
       task.free();
       if (!DocaError.is(err, 'AGAIN')) throw err;
@@ -154,9 +155,15 @@ async function launch(dev: Dev, n: number): Promise<ThreadRtt> {
 }
 
 watchdog('dpa-peer');
-const [n, rateN, launchN] = process.argv.slice(2).map(Number) as [number, number, number];
+const alloc = process.argv[2] === 'alloc';
+const [n, rateN, launchN] = process.argv.slice(alloc ? 3 : 2).map(Number) as [number, number, number];
 const dev = openDeviceByPci(HOST);
-const out = {
+const measured = async (fn: (m: AllocMeter) => Promise<unknown>, total: number): Promise<AllocFigures> => {
+  const m = new AllocMeter(total);
+  await fn(m);
+  return m.figures();
+};
+const out = alloc ? { rtt_poll: await measured((m) => rtt(dev, n, true, m), n), rate: await measured((m) => rate(dev, rateN, m), rateN) } : {
   rtt_poll: await rtt(dev, n, true),
   rtt_activated: await rtt(dev, n, false),
   message_port: await messagePortRtt(n),

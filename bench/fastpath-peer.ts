@@ -8,7 +8,11 @@
  *   produce <json>   client with `producers` producers sending `count` messages in all, round-robin to
  *                    every consumer, resubmitting on AGAIN; it leaves once the consumer side said (a
  *                    1-byte control message) that everything arrived: a completed send is in the
- *                    consumer's queue, not yet taken, and a connection that ends flushes the queue
+ *                    consumer's queue, not yet taken, and a connection that ends flushes the queue;
+ *                    `taskPerMsg: true` frees every completed task and allocates the next send's
+ *                    (alloc_init, as DOCA's samples send) instead of resubmitting it
+ * With SOFTDPU_BENCH_ALLOC=1 (lib/alloc.ts) each side also measures its own allocation per message (a
+ * completed post-recv, a completed send) and prints {"alloc": {...}} (the producer's alone on its line).
  */
 import { ComchClient } from '../src/comch/client.js';
 import { ComchConsumer } from '../src/comch/consumer.js';
@@ -19,10 +23,11 @@ import { openDeviceByPci, openRepresentorByPci } from '../src/core/dev.js';
 import { DevinfoRepFilter } from '../src/core/devinfo.js';
 import { DocaError } from '../src/core/error.js';
 import { ProgressEngine } from '../src/core/pe.js';
+import { allocMeterFromEnv } from './lib.js';
 import { ARM, HOST, sharedBuffers } from './peer-lib.js';
 
 const [role, json] = process.argv.slice(2);
-const o = JSON.parse(json!) as { size: number; count: number; consumers: number; producers: number; posted: number; consumerMode?: 'busy' | 'notify' };
+const o = JSON.parse(json!) as { size: number; count: number; consumers: number; producers: number; posted: number; consumerMode?: 'busy' | 'notify'; taskPerMsg?: boolean };
 const NAME = 'fastpath-bench';
 
 function spin(engines: ProgressEngine[], until: () => boolean): void {
@@ -46,6 +51,7 @@ if (role === 'consume') {
   let last = 0;
   const engines = [pe];
   const consumers: ComchConsumer[] = [];
+  const meter = allocMeterFromEnv(o.count);
   for (let c = 0; c < o.consumers; c++) {
     const bufs = sharedBuffers(dev, o.size, o.posted);
     const cpe = ProgressEngine.create();
@@ -58,6 +64,7 @@ if (role === 'consume') {
         const data = task.getBuf().getData();
         touched ^= data[0]! ^ data[data.length - 1]!;
         task.submit();
+        meter.tick();
       },
       (task) => {
         // Buffers still posted come back flushed (SHUTDOWN) as the server stops at the end; a failure
@@ -82,7 +89,7 @@ if (role === 'consume') {
   if (o.consumerMode === 'notify') await Promise.all(engines.map((e) => e.run({ until: () => got >= o.count })));
   else spin(engines, () => got >= o.count);
   const seconds = (last - first) / 1000;
-  process.stdout.write(JSON.stringify({ gbps: ((o.count - 1) * o.size) / seconds / 1e9, rate: (o.count - 1) / seconds, touched }) + '\n');
+  process.stdout.write(JSON.stringify({ gbps: ((o.count - 1) * o.size) / seconds / 1e9, rate: (o.count - 1) / seconds, touched, alloc: await meter.figures() }) + '\n');
   const told = conn.send(new Uint8Array(1));
   await pe.run({ mode: 'busy', until: () => pe.getNumInflightTasks() === 0 });
   await told;
@@ -108,6 +115,7 @@ if (role === 'consume') {
   src.mem.fill(0x5a);
   let submitted = 0;
   let completed = 0;
+  const meter = allocMeterFromEnv(o.count);
   const engines: ProgressEngine[] = [pe];
   const waiting: ComchProducerSendTask[] = [];
   const submit = (task: ComchProducerSendTask) => {
@@ -123,10 +131,15 @@ if (role === 'consume') {
   for (let p = 0; p < o.producers; p++) {
     const ppe = ProgressEngine.create();
     const producer = ComchProducer.create(conn);
+    const buf = src.full(p);
     producer.taskSendSetConf(
       (task) => {
         completed++;
-        if (submitted < o.count) submit(task);
+        meter.tick();
+        if (o.taskPerMsg) {
+          task.free();
+          if (submitted < o.count) submit(producer.taskSendAllocInit(buf, undefined, consumers[0]!));
+        } else if (submitted < o.count) submit(task);
         else task.free();
       },
       (task) => {
@@ -138,7 +151,6 @@ if (role === 'consume') {
     ppe.connectCtx(producer);
     producer.start();
     engines.push(ppe);
-    const buf = src.full(p);
     for (let i = 0; i < 64 && submitted < o.count; i++) submit(producer.taskSendAllocInit(buf, undefined, consumers[0]!));
   }
   while (completed < o.count) {
@@ -148,6 +160,8 @@ if (role === 'consume') {
   // Tasks refused with AGAIN after the last submission are still allocated: a producer stops only once
   // its tasks are freed.
   for (const task of waiting.splice(0)) task.free();
+  const alloc = await meter.figures();
+  if (alloc) process.stdout.write(JSON.stringify({ alloc }) + '\n');
   await pe.run({ mode: 'busy', until: () => received });
   await client.stopTree({ timeoutMs: 5000 }).catch(() => {});
 }

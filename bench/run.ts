@@ -5,6 +5,7 @@
  * which `--json` writes and `--plot` draws (plot.ts).
  */
 import { cpus, loadavg } from 'node:os';
+import { allocBench } from './alloc.bench.js';
 import { cBench } from './c.bench.js';
 import { comchBench } from './comch.bench.js';
 import { dpaBench } from './dpa.bench.js';
@@ -37,6 +38,7 @@ export const benches: Record<string, () => Promise<Record<string, unknown>>> = {
   dpa: dpaBench,
   observe: observeBench,
   c: cBench,
+  alloc: allocBench,
 };
 
 export interface RunOptions {

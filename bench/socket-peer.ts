@@ -10,13 +10,14 @@
  *                                the socket's async iterator
  *   sink  PATH N [SIZE]          server: counts N messages of SIZE bytes, prints {"rate","gbps"}
  *   flood PATH N [SIZE [BATCH]]  client: N messages, BATCH (default 1) copied into one buffer per
- *                                socket.write, respecting backpressure
+ *                                socket.write, respecting backpressure; with SOFTDPU_BENCH_ALLOC=1 and
+ *                                BATCH 1, also its allocation per message (lib/alloc.ts): {"alloc": {...}}
  *   idle-server PATH / idle-client PATH   connect, then sit for 1 s; print {"cpu_pct"} of that second
  */
 import { once } from 'node:events';
 import { connect, createServer, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { cpuMeter, idleCpu, printCpu, printRtt } from './lib.js';
+import { allocMeterFromEnv, cpuMeter, idleCpu, printCpu, printRtt } from './lib.js';
 
 const [role, path, ...rest] = process.argv.slice(2);
 const n = Number(role!.endsWith('echo') || role === 'idle-server' ? 0 : rest[0]);
@@ -123,8 +124,15 @@ if (role === 'echo') {
   socket.end();
 } else if (role === 'flood') {
   const socket = await client();
+  const closed = once(socket, 'close'); // the sink closes once all arrived, maybe while the meter reports
   if (batch === 1) {
-    for (let i = 0; i < n; i++) if (!socket.write(MSG)) await once(socket, 'drain');
+    const meter = allocMeterFromEnv(n);
+    for (let i = 0; i < n; i++) {
+      if (!socket.write(MSG)) await once(socket, 'drain');
+      meter.tick();
+    }
+    const alloc = await meter.figures();
+    if (alloc) process.stdout.write(JSON.stringify({ alloc }) + '\n');
   } else {
     for (let i = 0; i < n; ) {
       const k = Math.min(batch, n - i);
@@ -134,7 +142,7 @@ if (role === 'echo') {
       if (!socket.write(chunk)) await once(socket, 'drain');
     }
   }
-  await once(socket, 'close');
+  await closed;
 } else if (role === 'idle-server') {
   serve(async (socket) => {
     const pct = await idleCpu(() => sleep(1000));

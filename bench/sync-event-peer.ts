@@ -11,13 +11,15 @@
  *   hold FILE TARGET              creates e1 as 'a' does, and exits once it reaches TARGET (polled)
  *   add N FILE START              imports e1 and does N update_add(1) from wall-clock time START (ms),
  *                                 prints {"start","end"} (epoch ms)
+ * With SOFTDPU_BENCH_ALLOC=1 (lib/alloc.ts), a and b also measure their own allocation per round trip (a
+ * set and a wait): {"alloc": {...}} in what they print.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { openDeviceByPci } from '../src/core/dev.js';
 import { U64_MAX } from '../src/sync-event/condition.js';
 import { SyncEvent } from '../src/sync-event/sync-event.js';
-import { cpuMeter, idleCpu, printCpu, printRtt } from './lib.js';
+import { allocMeterFromEnv, cpuMeter, idleCpu, printCpu, rttSummary } from './lib.js';
 import { ARM, asyncSide, creatorEvent, HOST, watchdog } from './peer-lib.js';
 
 const args = process.argv.slice(2);
@@ -46,6 +48,18 @@ async function waitEq(event: SyncEvent, side: Side | undefined, value: bigint): 
     task.free();
     if (outcome!.err) throw outcome!.err;
   }
+}
+
+/**
+ * The round trips' values, made before the loop: the BigInt an iteration would make, and the promise of
+ * an async function around a synchronous wait, are the benchmark's allocation, not the sync event's.
+ */
+const values = role === 'a' || role === 'b' ? Array.from({ length: n + 1 }, (_, i) => BigInt(i)) : [];
+
+/** Waits for `event` == `value`: synchronously (busy, yield) without a promise; async mode through waitEq. */
+function waitSync(event: SyncEvent, value: bigint): void {
+  if (mode === 'busy') event.waitEq(value);
+  else event.waitEqYield(value);
 }
 
 /**
@@ -106,15 +120,20 @@ if (role === 'hold') {
     updateSet(e1, s[0], 1n); // ends b's wait
     await waitEq(e2, s[1], 2n); // b's wait completed: this side, the exporter, may go
   } else {
-    const samples: number[] = [];
+    const samples = new Float64Array(n); // preallocated: a growing array would allocate as it is measured
+    const meter = allocMeterFromEnv(n);
     const cpu = cpuMeter();
     for (let i = 1; i <= n; i++) {
       const t0 = performance.now();
-      updateSet(e1, s[0], BigInt(i));
-      await waitEq(e2, s[1], BigInt(i));
-      samples.push((performance.now() - t0) * 1000);
+      const v = values[i]!;
+      updateSet(e1, s[0], v);
+      if (mode === 'async') await waitEq(e2, s[1], v);
+      else waitSync(e2, v);
+      samples[i - 1] = (performance.now() - t0) * 1000;
+      meter.tick();
     }
-    printRtt(samples, cpu());
+    const cpuUs = cpu();
+    process.stdout.write(JSON.stringify({ ...rttSummary(Array.from(samples), cpuUs), alloc: await meter.figures() }) + '\n');
   }
 } else {
   const dev = openDeviceByPci(HOST);
@@ -136,12 +155,19 @@ if (role === 'hold') {
       updateSet(e2, s[1], 2n); // lets a end
     } else {
       let cpu = () => 0;
+      const meter = allocMeterFromEnv(n);
       for (let i = 1; i <= n; i++) {
-        await waitEq(e1, s[0], BigInt(i));
+        const v = values[i]!;
+        if (mode === 'async') await waitEq(e1, s[0], v);
+        else waitSync(e1, v);
         if (i === 1) cpu = cpuMeter();
-        updateSet(e2, s[1], BigInt(i));
+        updateSet(e2, s[1], v);
+        meter.tick();
       }
-      printCpu(cpu(), n);
+      const cpuUs = cpu();
+      const alloc = await meter.figures();
+      if (alloc) process.stdout.write(JSON.stringify({ cpu_us_per_msg: cpuUs / Math.max(1, n), messages: n, alloc }) + '\n');
+      else printCpu(cpuUs, n);
     }
   }
 }

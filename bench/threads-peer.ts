@@ -6,7 +6,8 @@
  *   sabSpinRtt(n)       SharedArrayBuffer words, both spinning on Atomics.load: the in-process limit
  *   fastpathThreadRtt(n, mode)   softdpu: the comch fast path between the server side's producer and
  *                       consumer in the main thread and the client side's in a worker (`connection.share()`)
- * Each resolves with {p50_us, p99_us, cpu_us_per_msg} (the process's CPU, both threads, per round trip).
+ * Each resolves with {p50_us, p99_us, p99_9_us, first_us, warmup_mean_us, cpu_us_per_msg} (the process's
+ * CPU, both threads, per round trip).
  * As a process (`threads-peer N`, in a fabric SOFTDPU_FABRIC) it runs them all and prints one JSON object.
  */
 import { once } from 'node:events';
@@ -18,12 +19,15 @@ import { ComchServer } from '../src/comch/server.js';
 import { openDeviceByPci, openRepresentorByPci } from '../src/core/dev.js';
 import { DevinfoRepFilter } from '../src/core/devinfo.js';
 import { ProgressEngine } from '../src/core/pe.js';
-import { cpuMeter, percentiles } from './lib.js';
+import { cpuMeter, rttSummary } from './lib.js';
 import { ARM, drive, fastpathEcho, fastpathPinger, HOST } from './peer-lib.js';
 
 export interface ThreadRtt {
   p50_us: number;
   p99_us: number;
+  p99_9_us?: number;
+  first_us?: number;
+  warmup_mean_us?: number;
   cpu_us_per_msg: number;
 }
 
@@ -48,10 +52,8 @@ async function readyWorker(job: Job): Promise<Worker> {
   return w;
 }
 
-const result = (samples: number[], cpuUs: number): ThreadRtt => {
-  const { p50, p99 } = percentiles(samples);
-  return { p50_us: p50, p99_us: p99, cpu_us_per_msg: cpuUs / samples.length };
-};
+/** The round trips' steady-state percentiles and warm-up (measure.ts), and the CPU per trip. */
+const result = (samples: number[], cpuUs: number): ThreadRtt => rttSummary(samples, cpuUs);
 
 export async function messagePortRtt(n: number): Promise<ThreadRtt> {
   const w = await readyWorker({ kind: 'port' });

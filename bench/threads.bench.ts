@@ -4,14 +4,14 @@
  * next to a worker_threads MessagePort ping-pong and SharedArrayBuffer Atomics.wait and spin ping-pongs
  * (the in-process limits). Both threads share the process's CPUs (not pinned); CPU is the process's.
  */
-import { count, medians, printScenarios, repeat, runNode, scenario, withTempDir } from './lib.js';
+import { medians, printScenarios, repeat, runNode, scenario, sleepingTrips, withTempDir } from './lib.js';
 import type { ThreadRtt } from './threads-peer.js';
 
 type Out = Record<'message_port' | 'sab_wait' | 'sab_spin' | 'softdpu_fastpath_notify' | 'softdpu_fastpath_busy', ThreadRtt>;
 
 export async function threadsBench(): Promise<Record<string, unknown>> {
   return withTempDir(async (dir) => {
-    const n = count(5_000);
+    const n = sleepingTrips();
     // One process measures every contender: run (RUNS times) when the first selected scenario needs it.
     let out: Promise<Out> | undefined;
     const measured = () =>
@@ -25,7 +25,7 @@ export async function threadsBench(): Promise<Record<string, unknown>> {
       const m = await measured();
       return { ...trips, title: 'RTT main <-> worker, both busy-polling', softdpu: m.softdpu_fastpath_busy, baselines: { sab_spin: { label: 'SAB spin', ...m.sab_spin } } };
     });
-    printScenarios('threads: main thread <-> worker thread, 64 B round trips in one process; latency cells: p50 / p99; CPU: the process, per trip; ratio = softdpu / reference');
+    printScenarios('threads: main thread <-> worker thread, 64 B round trips in one process; latency cells: p50 / p99 / p99.9 (steady state: every contender drops its first 10 % of trips, shown as warm-up); CPU: the process, per trip; ratio = softdpu / reference');
     return {};
   });
 }

@@ -22,12 +22,13 @@ interface Scenario {
   id: string;
   bench: string;
   metric: string;
+  count: number | null;
   size_bytes: number | null;
   sweep: { id: string; title: string } | null;
   softdpu: Figure;
   baselines: Record<string, Figure & { label: string }>;
   ratios: Record<string, Record<string, number>>;
-  targets: { text: string; value: number; met: boolean; of?: string }[];
+  targets: { text: string; value: number; met: boolean; of?: string; metric?: string }[];
 }
 interface Result {
   schema: string;
@@ -99,14 +100,16 @@ test('softdpu bench --quick: every scenario has a softdpu figure and its baselin
     assert.ok(b.scenarios > 0, `benchmark ${name} recorded no scenario: measure through scenario() (bench/lib.ts)`);
     assert.ok(result.scenarios.some((s) => s.bench === name), `benchmark ${name} has no entry in scenarios`);
   }
-  for (const name of ['fabric', 'comch', 'fastpath', 'sync-event', 'idle', 'scale', 'threads', 'faults', 'dpa', 'observe', 'c']) assert.ok(result.benches[name], `benchmark ${name} ran`);
+  for (const name of ['fabric', 'comch', 'fastpath', 'sync-event', 'idle', 'scale', 'threads', 'faults', 'dpa', 'observe', 'c', 'alloc']) assert.ok(result.benches[name], `benchmark ${name} ran`);
   assert.equal(new Set(result.scenarios.map((s) => s.id)).size, result.scenarios.length, 'scenario ids are unique');
-  // Idle CPU can be 0 in a quiet second; every other figure is a time or a rate.
-  const valid = (metric: string, v: unknown) => typeof v === 'number' && Number.isFinite(v) && (metric === 'cpu_pct' ? v >= 0 : v > 0);
+  // Idle CPU can be 0 in a quiet second, and allocation 0 on a path that allocates nothing; every other
+  // figure is a time or a rate.
+  const valid = (metric: string, v: unknown) => typeof v === 'number' && Number.isFinite(v) && (metric === 'cpu_pct' || metric === 'heap_bytes_per_msg' ? v >= 0 : v > 0);
   let baselines = 0;
   for (const s of result.scenarios) {
     assert.ok(valid(s.metric, s.softdpu[s.metric]), `${s.id}: softdpu's ${s.metric} is ${s.softdpu[s.metric]}`);
     if (s.metric === 'p50_us') assert.ok((s.softdpu.p99_us as number) >= (s.softdpu.p50_us as number), `${s.id}: p99 >= p50`);
+    if (s.softdpu.p99_9_us !== undefined) assert.ok((s.softdpu.p99_9_us as number) >= (s.softdpu.p99_us as number), `${s.id}: p99.9 >= p99`);
     for (const [key, b] of Object.entries(s.baselines)) {
       baselines++;
       assert.ok(b.label, `${s.id}: baseline ${key} has a label`);
@@ -130,9 +133,30 @@ test('softdpu bench --quick: every scenario has a softdpu figure and its baselin
   assert.deepEqual(Object.keys(byId.get('fastpath/bandwidth_4096')!.baselines), ['c_shm_ring', 'socket_one_write_per_msg', 'zmq_ipc', 'buffer_copy_one_process']);
   assert.ok(byId.get('dpa/rtt_poll')!.targets.some((x) => x.text === 'p50 <= 3.0x SAB spin'));
   assert.ok(byId.get('sync-event/rtt_async_asleep')!.targets.some((x) => x.text === 'p50 <= 1.0x socket, callbacks'));
+  // Sleeping round trips: every contender made the same trips and reports the steady-state tail (p99.9),
+  // the warm-up (first trip, mean of the tenth dropped) and both processes' CPU; all judged against the socket.
+  const sleeping = [...['64', '256', '1024', '4080', 'promises'].map((x) => `comch/rtt_asleep_${x}`), ...['64', '1024', '4096', '16384', '65536'].map((x) => `fastpath/rtt_asleep_${x}`), 'sync-event/rtt_async_asleep'];
+  for (const id of sleeping) {
+    const s = byId.get(id)!;
+    assert.ok(s, `${id} ran`);
+    for (const [who, f] of [['softdpu', s.softdpu], ...Object.entries(s.baselines)] as [string, Figure][]) {
+      for (const k of ['p99_9_us', 'first_us', 'warmup_mean_us', 'cpu_pinger_us_per_msg', 'cpu_echoer_us_per_msg']) assert.ok(typeof f[k] === 'number' && (f[k] as number) > 0, `${id}: ${who}'s ${k} is ${f[k]}`);
+    }
+    const socket = Object.keys(s.baselines).find((k) => k.startsWith('socket'))!;
+    assert.deepEqual(s.targets.filter((x) => x.of === socket).map((x) => x.text.split(' ')[0]), ['p50', 'p99', 'p99.9', 'CPU'], `${id}: judged against ${socket}`);
+  }
+  assert.equal(byId.get('comch/rtt_asleep_64')!.count, byId.get('fastpath/rtt_asleep_64')!.count, 'the sleeping round trips make as many trips');
+  assert.match(run.stdout, /^ {6}warm-up: first trip \/ mean of \d+ dropped /m);
+  // Allocation per message on every busy path, in the process doing the work.
+  const alloc = result.scenarios.filter((s) => s.bench === 'alloc');
+  assert.deepEqual(alloc.map((s) => s.id.slice('alloc/'.length)), ['ctrl_send_64', 'ctrl_send_resubmit_64', 'ctrl_recv_64', 'fastpath_send_64', 'fastpath_send_resubmit_64', 'fastpath_post_recv_64', 'sync_event_creator', 'sync_event_importer', 'msgq_cpu_rtt', 'msgq_cpu_send']);
+  for (const s of alloc) {
+    for (const k of ['gcs_per_msg', 'gc_pause_us_per_msg']) assert.ok(typeof s.softdpu[k] === 'number' && (s.softdpu[k] as number) >= 0, `${s.id}: ${k} is ${s.softdpu[k]}`);
+    assert.equal(s.targets[0]?.metric, 'heap_bytes_per_msg', `${s.id}: judged on its allocation`);
+  }
   // Tables on stdout, the progress on stderr (not a terminal here: a line per step).
   assert.match(run.stdout, /^comch control path, cross-process/m);
-  assert.match(run.stderr, /^softdpu bench \d+:\d\d \[3\/11\] fastpath > bandwidth_65536$/m);
+  assert.match(run.stderr, /^softdpu bench \d+:\d\d \[3\/12\] fastpath > bandwidth_65536$/m);
 
   const doc = readXml(readFileSync(svg, 'utf8'));
   assert.equal(doc.root, 'svg');

@@ -2,7 +2,8 @@
 /*
  * What every C program of the benchmarks measures with, the same way for each contender: a monotonic
  * clock, the process's CPU time, and a ping-pong's report (the first 10% of round trips dropped as
- * warm-up, as bench/lib/measure.ts does, then p50 and p99). Included once per program (static inline definitions).
+ * warm-up, as bench/lib/measure.ts does, then p50, p99 and p99.9; the warm-up itself as the first trip and
+ * the mean of the dropped ones). Included once per program (static inline definitions).
  */
 #ifndef SOFTDPU_BENCH_H_
 #define SOFTDPU_BENCH_H_
@@ -36,14 +37,21 @@ static inline int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Sorts the round trips (ns) after the warm-up (the first 10%) and gives their p50 and p99 in us. */
-static inline void rtt_percentiles(double *rtt, int n, double *p50_us, double *p99_us)
+/*
+ * Prints a ping-pong's latency fields (no braces): "p50_us", "p99_us", "p99_9_us" of the round trips (ns)
+ * after the warm-up, and the warm-up's "first_us" (the first trip) and "warmup_mean_us" (the mean of the
+ * trips dropped); the same fields, computed the same way, as bench/lib/measure.ts's printRtt. Sorts rtt.
+ */
+static inline void rtt_print_fields(double *rtt, int n)
 {
 	int skip = n / 10, m = n - skip;
+	double first = n > 0 ? rtt[0] : 0, warm = 0;
 
+	for (int i = 0; i < skip; i++)
+		warm += rtt[i];
 	qsort(rtt + skip, (size_t)m, sizeof(double), cmp_double);
-	*p50_us = rtt[skip + m / 2] / 1e3;
-	*p99_us = rtt[skip + (int)(m * 0.99)] / 1e3;
+	printf("\"p50_us\":%.3f,\"p99_us\":%.3f,\"p99_9_us\":%.3f,\"first_us\":%.3f,\"warmup_mean_us\":%.3f", rtt[skip + m / 2] / 1e3,
+	       rtt[skip + (int)(m * 0.99)] / 1e3, rtt[skip + (int)(m * 0.999)] / 1e3, first / 1e3, (skip ? warm / skip : first) / 1e3);
 }
 
 #if defined(__x86_64__) || defined(__i386__)

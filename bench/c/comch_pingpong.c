@@ -5,7 +5,7 @@
  *   comch_pingpong echo busy|notify     server: answers every message with its bytes; stops on a 1-byte
  *                                       message; prints {"cpu_us_per_msg"} (from the first message on)
  *   comch_pingpong ping busy|notify N [SIZE]  client: N round trips of SIZE bytes (64), each sent once
- *                                       the previous reply arrived; prints {"p50_us","p99_us","cpu_us_per_msg"}
+ *                                       the previous reply arrived; prints {"p50_us","p99_us",...,"cpu_us_per_msg"} (bench.h's fields)
  *   comch_pingpong sink N               server: counts N messages (spinning); prints {"rate"} (msg/s,
  *                                       first to last message)
  *   comch_pingpong flood N              client: sends N 64-byte messages, as many in flight as its 1024
@@ -138,7 +138,7 @@ static void start_client(doca_comch_event_msg_recv_cb_t recv)
 
 static void ping(void)
 {
-	double p50, p99, cpu;
+	double cpu;
 
 	rtt = calloc((size_t)n, sizeof(double));
 	memset(msg, 0x61, sizeof(msg));
@@ -161,8 +161,9 @@ static void ping(void)
 	send_bytes(conn, msg, 1); /* the echo side stops */
 	while (completed < n + 1) /* every task freed by its callback: the stop then reaches IDLE at once */
 		engine_step(&eng);
-	rtt_percentiles(rtt, (int)n, &p50, &p99);
-	printf("{\"p50_us\":%.3f,\"p99_us\":%.3f,\"cpu_us_per_msg\":%.3f}\n", p50, p99, cpu / n);
+	printf("{");
+	rtt_print_fields(rtt, (int)n);
+	printf(",\"cpu_us_per_msg\":%.3f}\n", cpu / n);
 }
 
 static void flood(void)

@@ -10,7 +10,7 @@
  *       (the limits of a doorbell wake)
  *   fabric_ref unix    N [CPU_A CPU_B]  64-byte messages over a Unix stream socket pair, blocking
  *       read() and write() (what a C program would use instead of comch)
- *       each prints {"p50_us","p99_us"} and, for the sleeping ones, the CPU time (getrusage, user +
+ *       each prints {"p50_us","p99_us","p99_9_us","first_us","warmup_mean_us"} (bench.h) and, for the sleeping ones, the CPU time (getrusage, user +
  *       system) of each side per round trip
  *   fabric_ref ring_rtt SIZE N [CPU_A CPU_B]  ping-pong of SIZE bytes through shared buffers, both sides
  *       asleep in FUTEX_WAIT: the pinger copies SIZE bytes in, the echoer copies them to the reply buffer
@@ -79,10 +79,9 @@ static void *shared(size_t size) {
 
 /* Prints the round trips (ns) after the warm-up (bench.h) with both sides' CPU per trip. */
 static void report(const char *mode, int n, double *rtt, double cpu_a, double cpu_b) {
-  double p50, p99;
-  rtt_percentiles(rtt, n, &p50, &p99);
-  printf("{\"mode\":\"%s\",\"n\":%d,\"p50_us\":%.3f,\"p99_us\":%.3f,\"cpu_pinger_us_per_msg\":%.3f,\"cpu_echoer_us_per_msg\":%.3f}\n", mode, n,
-         p50, p99, cpu_a / n, cpu_b / n);
+  printf("{\"mode\":\"%s\",\"n\":%d,", mode, n);
+  rtt_print_fields(rtt, n);
+  printf(",\"cpu_pinger_us_per_msg\":%.3f,\"cpu_echoer_us_per_msg\":%.3f}\n", cpu_a / n, cpu_b / n);
 }
 
 /* The doorbell of one side: a word to change (and wake, when sleeping), or an fd to write to. */

@@ -5,7 +5,7 @@
  *   se_pingpong a busy|yield N FILE   creates two events on the Arm (03:00.0; publisher remote PCI,
  *                                     subscriber the CPU), writes their PCI exports to FILE (a line of hex
  *                                     each), says "ready", then N round trips: update_add(e1, 1), wait_eq
- *                                     (e2 == i); prints {"p50_us","p99_us","cpu_us_per_msg"} (CPU from the
+ *                                     (e2 == i); prints {"p50_us","p99_us",...,"cpu_us_per_msg"} (bench.h's fields) (CPU from the
  *                                     first trip's end, the importer started)
  *   se_pingpong b busy|yield N FILE   imports both on the host (b1:00.0): wait_eq(e1 == i),
  *                                     update_add(e2, 1); prints {"cpu_us_per_msg"} (from the first wait on)
@@ -76,7 +76,7 @@ int main(int argc, char **argv)
 	if (creator) {
 		struct doca_dev *dev = open_dev(ARM_PCI);
 		struct doca_sync_event *e1 = creator_event(dev), *e2 = creator_event(dev);
-		double *rtt = calloc((size_t)n, sizeof(double)), cpu, p50, p99;
+		double *rtt = calloc((size_t)n, sizeof(double)), cpu;
 		FILE *f = fopen(argv[4], "w");
 
 		if (f == NULL)
@@ -96,8 +96,9 @@ int main(int argc, char **argv)
 				cpu = cpu_us();
 		}
 		cpu = (cpu_us() - cpu) * n / (n > 1 ? n - 1 : 1);
-		rtt_percentiles(rtt, (int)n, &p50, &p99);
-		printf("{\"p50_us\":%.3f,\"p99_us\":%.3f,\"cpu_us_per_msg\":%.3f}\n", p50, p99, cpu / n);
+		printf("{");
+		rtt_print_fields(rtt, (int)n);
+		printf(",\"cpu_us_per_msg\":%.3f}\n", cpu / n);
 		doca_sync_event_stop(e1);
 		doca_sync_event_stop(e2);
 		doca_sync_event_destroy(e1);

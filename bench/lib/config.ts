@@ -30,3 +30,16 @@ export function configure(o: { quick: boolean; filter?: RegExp | undefined }): v
 /** A message count: `n`, or a tenth of it (at least `min`) in a quick run. Every contender of a row gets it. */
 export const count = (n: number, min = 100): number => (QUICK ? Math.max(min, Math.round(n / 10)) : n);
 
+
+/**
+ * Round trips of every sleeping ping-pong (control path callbacks and promises, fast path, sync event
+ * async waits) and of its references: 10 000, or SOFTDPU_BENCH_TRIPS; a tenth in a quick run. Enough
+ * that the p99 (and the p99.9) are steady state, not the first hundred trips (measure.ts drops the first
+ * tenth as warm-up, for every contender).
+ */
+export function sleepingTrips(): number {
+  const env = process.env.SOFTDPU_BENCH_TRIPS;
+  const n = env === undefined ? 10_000 : Number(env);
+  if (!Number.isInteger(n) || n < 100) throw new Error(`SOFTDPU_BENCH_TRIPS=${JSON.stringify(env)}: give a whole number of round trips, at least 100`);
+  return count(n);
+}

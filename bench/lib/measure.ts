@@ -1,10 +1,23 @@
 /** Statistics and CPU meters: what each measurement reports, the same way for every contender. */
 import { QUICK, RUNS } from './config.js';
 
-/** Median and 99th percentile of `samples` after dropping the first 10% (warm-up). */
-export function percentiles(samples: number[]): { p50: number; p99: number } {
-  const kept = samples.slice(Math.floor(samples.length / 10)).sort((a, b) => a - b);
-  return { p50: kept[Math.floor(kept.length / 2)]!, p99: kept[Math.floor(kept.length * 0.99)]! };
+/**
+ * The warm-up every contender drops, the same for all (and for the C references, bench/c/bench.h): the
+ * first tenth of the samples. What is left is the steady state the percentiles are of.
+ */
+export const warmupCount = (n: number): number => Math.floor(n / 10);
+
+/** Median, 99th and 99.9th percentile of `samples` after dropping the warm-up (warmupCount). */
+export function percentiles(samples: number[]): { p50: number; p99: number; p99_9: number } {
+  const kept = samples.slice(warmupCount(samples.length)).sort((a, b) => a - b);
+  const at = (q: number) => kept[Math.floor(kept.length * q)]!;
+  return { p50: at(0.5), p99: at(0.99), p99_9: at(0.999) };
+}
+
+/** The warm-up itself: the first sample (first-message latency) and the mean of the samples dropped. */
+export function warmup(samples: number[]): { first_us: number; warmup_mean_us: number } {
+  const w = samples.slice(0, Math.max(1, warmupCount(samples.length)));
+  return { first_us: samples[0]!, warmup_mean_us: w.reduce((a, b) => a + b, 0) / w.length };
 }
 
 /** GB/s of `copy` walking `dst` in `size` steps; best of 5 runs of `total` bytes (default 512 MiB, 64 quick). */
@@ -23,10 +36,16 @@ export function bandwidth(size: number, dst: Uint8Array, copy: (src: Uint8Array,
 
 export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-/** Round-trip percentiles, and each side's CPU time (user + system) per round trip where measured. */
+/**
+ * Round-trip percentiles (steady state: after the warm-up), the warm-up (first trip, mean of the trips
+ * dropped) where measured, and each side's CPU time (user + system) per round trip where measured.
+ */
 export interface Rtt {
   p50_us: number;
   p99_us: number;
+  p99_9_us?: number;
+  first_us?: number;
+  warmup_mean_us?: number;
   cpu_pinger_us_per_msg?: number;
   cpu_echoer_us_per_msg?: number;
 }
@@ -43,10 +62,15 @@ export function cpuMeter(): () => number {
   };
 }
 
+/** A pinging peer's figures: its round trips (us) as steady-state percentiles and warm-up, its CPU per trip. */
+export function rttSummary(samplesUs: number[], cpuUs: number): Required<Pick<Rtt, 'p50_us' | 'p99_us' | 'p99_9_us' | 'first_us' | 'warmup_mean_us'>> & { cpu_us_per_msg: number } {
+  const { p50, p99, p99_9 } = percentiles(samplesUs);
+  return { p50_us: p50, p99_us: p99, p99_9_us: p99_9, ...warmup(samplesUs), cpu_us_per_msg: cpuUs / samplesUs.length };
+}
+
 /** For a pinging peer: prints its round trips (ms from performance.now(), as us) and its CPU per trip. */
 export function printRtt(samplesUs: number[], cpuUs: number): void {
-  const { p50, p99 } = percentiles(samplesUs);
-  process.stdout.write(JSON.stringify({ p50_us: p50, p99_us: p99, cpu_us_per_msg: cpuUs / samplesUs.length }) + '\n');
+  process.stdout.write(JSON.stringify(rttSummary(samplesUs, cpuUs)) + '\n');
 }
 
 /** For a peer: its CPU over `wait()` (sitting idle), in % of one core. */

@@ -122,15 +122,16 @@ export async function serverAndClient<T>(server: [string, string[]], client: [st
 }
 
 /**
- * A cross-process ping-pong of two Node peers: the pinger prints {p50_us, p99_us, cpu_us_per_msg}, the
- * echoer {cpu_us_per_msg}; the median of RUNS runs, with both sides' CPU per round trip.
+ * A cross-process ping-pong of two Node peers: the pinger prints rttSummary's figures (p50_us, p99_us,
+ * p99_9_us, first_us, warmup_mean_us, cpu_us_per_msg), the echoer {cpu_us_per_msg}; the median of RUNS runs, with both sides' CPU per round trip.
  */
 export async function pingPong(server: [string, string[]], client: [string, string[]], env: Record<string, string>, pinger: 'server' | 'client' = 'client'): Promise<Rtt> {
-  type Out = { p50_us: number; p99_us: number; cpu_us_per_msg: number };
-  const runs = await repeat(async () => {
+  type Out = Rtt & { cpu_us_per_msg: number };
+  const runs = await repeat(async (): Promise<Rtt> => {
     const both = await serverAndClientBoth<Out, Out>(server, client, env);
     const [p, e] = pinger === 'client' ? [both.client, both.server] : [both.server, both.client];
-    return { p50_us: p.p50_us, p99_us: p.p99_us, cpu_pinger_us_per_msg: p.cpu_us_per_msg, cpu_echoer_us_per_msg: e.cpu_us_per_msg };
+    const { cpu_us_per_msg, ...latency } = p;
+    return { ...latency, cpu_pinger_us_per_msg: cpu_us_per_msg, cpu_echoer_us_per_msg: e.cpu_us_per_msg };
   });
   return medians(runs);
 }

@@ -1,6 +1,6 @@
 /** The report: scenarios (softdpu next to its baselines, with ratios and targets), their tables, --json and --plot. */
 import { scenarioFilter } from './config.js';
-import type { Rtt } from './measure.js';
+import { type Rtt, warmupCount } from './measure.js';
 
 export interface Row {
   what: string;
@@ -12,9 +12,10 @@ export interface Row {
 }
 
 /**
- * Prints rows as an aligned table. Latency cells read "p50 / p99", and their ratios "p50 ratio / p99
- * ratio"; "CPU" rows give each process's CPU time (user + system) per message. `contender` heads
- * softdpu's column (the C library's benchmark says "softdpu (C)").
+ * Prints rows as an aligned table. Latency cells read "p50 / p99" (or "p50 / p99 / p99.9"), and their
+ * ratios "p50 ratio / p99 ratio [/ p99.9 ratio]"; "CPU" rows give each process's CPU time (user + system)
+ * per message; "warm-up" rows the first trip and the mean of the trips the percentiles dropped.
+ * `contender` heads softdpu's column (the C library's benchmark says "softdpu (C)").
  */
 export function printTable(title: string, rows: Row[], contender = 'softdpu (Node)'): void {
   const header: Required<Row> = { what: 'measurement', softdpu: contender, reference: 'reference', ratio: 'ratio', target: 'target: this run' };
@@ -32,12 +33,17 @@ export const ratio = (x: number) => `${x.toFixed(2)}x`;
 // ---- scenarios: one softdpu measurement next to its baselines, for the tables, --json and --plot -------
 
 /**
- * One contender's figures, whichever it measured: round-trip percentiles; CPU time (user + system) per
- * message of every process or thread involved (for a ping-pong also each side's); rates; idle CPU.
+ * One contender's figures, whichever it measured: round-trip percentiles (steady state: after the
+ * warm-up) and the warm-up (first trip, mean of the trips dropped); CPU time (user + system) per
+ * message of every process or thread involved (for a ping-pong also each side's); rates; idle CPU;
+ * bytes allocated and GC pauses per message in the process doing the work (bench/lib/alloc.ts).
  */
 export interface Figure {
   p50_us?: number;
   p99_us?: number;
+  p99_9_us?: number;
+  first_us?: number;
+  warmup_mean_us?: number;
   cpu_us_per_msg?: number;
   cpu_pinger_us_per_msg?: number;
   cpu_echoer_us_per_msg?: number;
@@ -46,6 +52,13 @@ export interface Figure {
   ops_per_s?: number;
   cpu_pct?: number;
   idle_cpu_pct?: number;
+  /** On the V8 heap, per message (steady state; bench/lib/alloc.ts says how exactly). */
+  heap_bytes_per_msg?: number;
+  /** ArrayBuffer backing stores and other memory outside the heap V8 was told of, per message. */
+  external_bytes_per_msg?: number;
+  /** Garbage collections (any kind) per message, and their pause per message. */
+  gcs_per_msg?: number;
+  gc_pause_us_per_msg?: number;
 }
 export type FigureKey = keyof Figure;
 
@@ -54,8 +67,8 @@ export interface Baseline extends Figure {
   label: string;
 }
 
-/** The figure a scenario is about: latency and CPU are better lower, rates higher. */
-export type Metric = 'p50_us' | 'msgs_per_s' | 'gbps' | 'ops_per_s' | 'cpu_pct';
+/** The figure a scenario is about: latency, CPU and allocation are better lower, rates higher. */
+export type Metric = 'p50_us' | 'msgs_per_s' | 'gbps' | 'ops_per_s' | 'cpu_pct' | 'heap_bytes_per_msg';
 
 /** A target of the project: softdpu's figure, or its ratio to a baseline (`of`), against a limit. */
 export interface TargetSpec {
@@ -137,10 +150,13 @@ export const selected = (id: string): boolean => {
   return !filter || filter.test(bench) || filter.test(`${bench}/${id}`);
 };
 
-const RATIO_KEYS: FigureKey[] = ['p50_us', 'p99_us', 'cpu_us_per_msg', 'msgs_per_s', 'gbps', 'ops_per_s', 'cpu_pct', 'idle_cpu_pct'];
+const RATIO_KEYS: FigureKey[] = ['p50_us', 'p99_us', 'p99_9_us', 'first_us', 'warmup_mean_us', 'cpu_us_per_msg', 'msgs_per_s', 'gbps', 'ops_per_s', 'cpu_pct', 'idle_cpu_pct', 'heap_bytes_per_msg', 'gcs_per_msg', 'gc_pause_us_per_msg'];
 const SHORT: Record<FigureKey, string> = {
   p50_us: 'p50',
   p99_us: 'p99',
+  p99_9_us: 'p99.9',
+  first_us: 'first trip',
+  warmup_mean_us: 'warm-up mean',
   cpu_us_per_msg: 'CPU per msg',
   cpu_pinger_us_per_msg: 'pinger CPU',
   cpu_echoer_us_per_msg: 'echoer CPU',
@@ -149,6 +165,10 @@ const SHORT: Record<FigureKey, string> = {
   ops_per_s: 'rate',
   cpu_pct: 'CPU',
   idle_cpu_pct: 'idle CPU',
+  heap_bytes_per_msg: 'heap bytes per msg',
+  external_bytes_per_msg: 'external bytes per msg',
+  gcs_per_msg: 'GCs per msg',
+  gc_pause_us_per_msg: 'GC pause per msg',
 };
 
 /** A figure with its unit: "2 us", "3 M msg/s", "1 %". */
@@ -157,6 +177,8 @@ export function formatFigure(key: FigureKey, x: number): string {
   if (key === 'ops_per_s') return `${+(x / 1e6).toPrecision(3)} M ops/s`;
   if (key === 'gbps') return `${+x.toPrecision(3)} GB/s`;
   if (key === 'cpu_pct' || key === 'idle_cpu_pct') return `${+x.toPrecision(3)} %`;
+  if (key === 'heap_bytes_per_msg' || key === 'external_bytes_per_msg') return `${+x.toPrecision(3)} B`;
+  if (key === 'gcs_per_msg') return `${+x.toPrecision(3)}`;
   return `${+x.toPrecision(3)} us`;
 }
 
@@ -177,7 +199,7 @@ function finish(id: string, spec: ScenarioSpec): Scenario {
     bench,
     title: spec.title,
     metric: spec.metric,
-    better: spec.metric === 'p50_us' || spec.metric === 'cpu_pct' ? 'lower' : 'higher',
+    better: spec.metric === 'p50_us' || spec.metric === 'cpu_pct' || spec.metric === 'heap_bytes_per_msg' ? 'lower' : 'higher',
     count: spec.count ?? null,
     unit: spec.unit ?? null,
     size_bytes: spec.size_bytes ?? null,
@@ -201,14 +223,37 @@ export async function scenario(id: string, measure: () => Promise<ScenarioSpec>)
   return s;
 }
 
-/** A cell of `metric`: "p50 / p99 us", or the rate. */
+/**
+ * A cell of `metric`: "p50 / p99 us" (with " / p99.9" where measured), the rate, or allocation: "heap
+ * B/msg (ext); GCs and pause per message".
+ */
 export function figureCell(metric: Metric, f: Figure): string {
-  if (metric === 'p50_us') return `${(f.p50_us ?? NaN).toFixed(2)} / ${(f.p99_us ?? NaN).toFixed(2)} us`;
+  if (metric === 'p50_us') return `${(f.p50_us ?? NaN).toFixed(2)} / ${(f.p99_us ?? NaN).toFixed(2)}${f.p99_9_us === undefined ? '' : ` / ${f.p99_9_us.toFixed(2)}`} us`;
+  if (metric === 'heap_bytes_per_msg') return allocCell(f);
   if (metric === 'cpu_pct') return `${(f.cpu_pct ?? NaN).toFixed(3)} %`;
   if (metric === 'gbps') return gbps(f.gbps ?? NaN);
   const x = (f[metric] ?? NaN) / 1e6;
   return `${x.toFixed(x < 0.1 ? 3 : 2)} M ${metric === 'ops_per_s' ? 'ops' : 'msg'}/s`;
 }
+
+/**
+ * "120.5 B/msg (ext 4.0); 1 GC per 14.2k msgs, 0.031 us pause/msg" (no GC: "no GC"; external memory,
+ * approximate, said when at least 1 B either way).
+ */
+function allocCell(f: Figure): string {
+  const ext = Math.abs(f.external_bytes_per_msg ?? 0) >= 1 ? ` (ext ${f.external_bytes_per_msg!.toFixed(1)})` : '';
+  const gcs = f.gcs_per_msg ?? NaN;
+  const gc = gcs === 0 ? 'no GC' : `1 GC per ${+(1 / gcs / 1000).toPrecision(3)}k msgs, ${(f.gc_pause_us_per_msg ?? NaN).toFixed(3)} us pause/msg`;
+  return `${(f.heap_bytes_per_msg ?? NaN).toFixed(1)} B/msg${ext}; ${gc}`;
+}
+
+/** A latency ratio cell: "p50 ratio / p99 ratio", and " / p99.9 ratio" where both measured it. */
+function latencyRatio(r: Partial<Record<FigureKey, number>>): string {
+  return `${ratio(r.p50_us ?? NaN)} / ${ratio(r.p99_us ?? NaN)}${r.p99_9_us === undefined ? '' : ` / ${ratio(r.p99_9_us)}`}`;
+}
+
+/** A warm-up cell: "first trip / mean of the trips dropped us". */
+const warmupCell = (f: Figure): string => `${(f.first_us ?? NaN).toFixed(1)} / ${(f.warmup_mean_us ?? NaN).toFixed(1)} us`;
 
 /** A CPU cell: "pinger / echoer us" for a ping-pong of two processes, else the total; idle CPU after. */
 function cpuCellOf(f: Figure): string {
@@ -222,7 +267,8 @@ const verdicts = (ts: TargetResult[]) => ts.map((t) => `${SHORT[t.metric]} ${t.o
 
 /**
  * A scenario's table rows: softdpu next to each baseline (ratio = softdpu / baseline; latency: p50
- * ratio / p99 ratio), then for latencies the CPU per message of each; targets on the rows they compare.
+ * ratio / p99 ratio [/ p99.9 ratio]), then for latencies the CPU per message of each and the warm-up
+ * (first trip / mean of the trips dropped) where both measured it; targets on the rows they compare.
  */
 export function scenarioRows(s: Scenario): Row[] {
   const what = s.count === null ? s.title : `${s.title} (${s.count} ${s.unit ?? 'msgs'})`;
@@ -234,11 +280,15 @@ export function scenarioRows(s: Scenario): Row[] {
   return keys.flatMap((k, i): Row[] => {
     const b = s.baselines[k]!;
     const r = s.ratios[k]!;
-    const ratioCell = s.metric === 'p50_us' ? `${ratio(r.p50_us ?? NaN)} / ${ratio(r.p99_us ?? NaN)}` : ratio(r[s.metric] ?? NaN);
+    const ratioCell = s.metric === 'p50_us' ? latencyRatio(r) : ratio(r[s.metric] ?? NaN);
     const rows = [withTarget({ what: i === 0 ? what : `  vs ${b.label}`, softdpu: soft, reference: `${figureCell(s.metric, b)} (${b.label})`, ratio: ratioCell }, [...(i === 0 ? absolute : []), ...s.targets.filter((t) => t.of === k)])];
     if (s.metric === 'p50_us' && s.softdpu.cpu_us_per_msg !== undefined && b.cpu_us_per_msg !== undefined) {
       const split = s.softdpu.cpu_pinger_us_per_msg !== undefined && b.cpu_pinger_us_per_msg !== undefined;
       rows.push({ what: `    CPU per round trip${split ? ': pinger / echoer' : ''}`, softdpu: cpuCellOf(s.softdpu), reference: `${cpuCellOf(b)} (${b.label})`, ratio: ratio(r.cpu_us_per_msg ?? NaN) });
+    }
+    if (s.metric === 'p50_us' && s.softdpu.first_us !== undefined && b.first_us !== undefined) {
+      const n = s.count === null ? '' : ` of ${warmupCount(s.count)}`;
+      rows.push({ what: `    warm-up: first trip / mean${n} dropped`, softdpu: warmupCell(s.softdpu), reference: `${warmupCell(b)} (${b.label})`, ratio: `${ratio(r.first_us ?? NaN)} / ${ratio(r.warmup_mean_us ?? NaN)}` });
     }
     return rows;
   });
@@ -252,6 +302,7 @@ export function printScenarios(title: string, contender?: string): void {
 /** A ping-pong's figures (Rtt) with the CPU of both sides summed into cpu_us_per_msg. */
 export function rttFigure(r: Rtt): Figure {
   const f: Figure = { p50_us: r.p50_us, p99_us: r.p99_us };
+  for (const k of ['p99_9_us', 'first_us', 'warmup_mean_us'] as const) if (r[k] !== undefined) f[k] = r[k];
   if (r.cpu_pinger_us_per_msg !== undefined && r.cpu_echoer_us_per_msg !== undefined) {
     Object.assign(f, { cpu_us_per_msg: r.cpu_pinger_us_per_msg + r.cpu_echoer_us_per_msg, cpu_pinger_us_per_msg: r.cpu_pinger_us_per_msg, cpu_echoer_us_per_msg: r.cpu_echoer_us_per_msg });
   }
