@@ -28,10 +28,10 @@
 #include <doca_sync_event.h>
 
 #include "core/dev.h"
+#include "common.h"
 #include "fabric/blob.h"
 #include "fabric/fabric.h"
 #include "fabric/segment.h"
-#include "seeds.h"
 #include "syncevent/syncevent.h"
 
 #define RESEAL 1
@@ -48,30 +48,6 @@ static uint8_t exported[3][SDPU_SE_BLOB_SIZE];
 /* The victim's control block as it was made, and its size. */
 static uint8_t *pristine;
 static size_t control_size;
-
-static __attribute__((noreturn)) void die(const char *what, doca_error_t err)
-{
-	fprintf(stderr, "fuzz: %s: %s\n", what, doca_error_get_name(err));
-	exit(2);
-}
-
-static void open_arm_device(void)
-{
-	struct doca_devinfo **list;
-	uint32_t n;
-	uint8_t eq = 0;
-	doca_error_t err = doca_devinfo_create_list(&list, &n);
-
-	if (err != DOCA_SUCCESS)
-		die("doca_devinfo_create_list", err);
-	for (uint32_t i = 0; i < n && dev == NULL; i++)
-		if (doca_devinfo_is_equal_pci_addr(list[i], "03:00.0", &eq) == DOCA_SUCCESS && eq &&
-		    (err = doca_dev_open(list[i], &dev)) != DOCA_SUCCESS)
-			die("doca_dev_open", err);
-	doca_devinfo_destroy_list(list);
-	if (dev == NULL)
-		die("the default topology's Arm device 03:00.0", DOCA_ERROR_NOT_FOUND);
-}
 
 /* A started event, exported to remote PCI: its blob in `blob`. */
 static struct doca_sync_event *exported_event(uint8_t blob[SDPU_SE_BLOB_SIZE])
@@ -122,17 +98,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 	(void)argc;
 	(void)argv;
-	if (getenv("SOFTDPU_FABRIC") == NULL) {
-		fprintf(stderr, "fuzz: set $SOFTDPU_FABRIC to a private directory (test/fuzz/run.sh makes one)\n");
-		exit(2);
-	}
-	if (seed_dir() != NULL) {
-		write_seeds();
-		exit(0);
-	}
-	if (getenv("SOFTDPU_FUZZ_LOG") == NULL) /* set it to see why an input is refused (replaying one) */
-		doca_log_level_set_global_sdk_limit(DOCA_LOG_LEVEL_DISABLE);
-	open_arm_device();
+	require_fabric();
+	seed_mode();
+	quiet_log();
+	dev = open_dev("03:00.0");
 	event = exported_event(exported[0]);
 	victim = exported_event(exported[2]);
 	if ((err = sdpu_segment_create("mem", 4096, &memory)) != DOCA_SUCCESS)

@@ -32,13 +32,13 @@
 #include <doca_log.h>
 #include <doca_pe.h>
 
+#include "common.h"
 #include "comch/layout.h"
 #include "comch/wire.h"
 #include "core/dev.h"
 #include "fabric/bell.h"
 #include "fabric/rendezvous.h"
 #include "fabric/ring.h"
-#include "seeds.h"
 
 #define NAME "fuzz-client"
 #define MSG_SIZE 256
@@ -56,37 +56,6 @@
 static struct doca_dev *dev;
 static struct doca_pe *pe;
 static int listen_fd = -1;
-
-static __attribute__((noreturn)) void die(const char *what, doca_error_t err)
-{
-	fprintf(stderr, "fuzz: %s: %s\n", what, doca_error_get_name(err));
-	exit(2);
-}
-
-static void check(const char *what, doca_error_t err)
-{
-	if (err != DOCA_SUCCESS)
-		die(what, err);
-}
-
-static void received(struct doca_comch_event_msg_recv *event, uint8_t *buf, uint32_t len, struct doca_comch_connection *conn)
-{
-	uint8_t sum = 0;
-
-	(void)event;
-	(void)conn;
-	for (uint32_t i = 0; i < len; i++)
-		sum ^= buf[i]; /* the message is the callback's to read, all of it */
-	if (getenv("SOFTDPU_FUZZ_LOG") != NULL)
-		fprintf(stderr, "fuzz: received %u bytes (xor %02x)\n", len, sum);
-}
-
-static void sent(struct doca_comch_task_send *task, union doca_data task_data, union doca_data ctx_data)
-{
-	(void)task;
-	(void)task_data;
-	(void)ctx_data;
-}
 
 static int64_t now_ms(void)
 {
@@ -158,31 +127,15 @@ static void write_segment(struct sdpu_segment *segment, const uint8_t *delta, si
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	struct doca_devinfo **list;
-	uint32_t n;
-	uint8_t eq = 0;
 	char key[23], path[128];
 	static const char arm[] = "0000:03:00.0", host[] = "0000:b1:00.0";
 
 	(void)argc;
 	(void)argv;
-	if (seed_dir() != NULL) {
-		write_seeds();
-		exit(0);
-	}
-	if (getenv("SOFTDPU_FABRIC") == NULL) {
-		fprintf(stderr, "fuzz: set $SOFTDPU_FABRIC to a private directory (test/fuzz/run.sh makes one)\n");
-		exit(2);
-	}
-	if (getenv("SOFTDPU_FUZZ_LOG") == NULL) /* set it to see why an input is refused (replaying one) */
-		doca_log_level_set_global_sdk_limit(DOCA_LOG_LEVEL_DISABLE);
-	check("doca_devinfo_create_list", doca_devinfo_create_list(&list, &n));
-	for (uint32_t i = 0; i < n && dev == NULL; i++)
-		if (doca_devinfo_is_equal_pci_addr(list[i], host, &eq) == DOCA_SUCCESS && eq)
-			check("doca_dev_open", doca_dev_open(list[i], &dev));
-	doca_devinfo_destroy_list(list);
-	if (dev == NULL)
-		die(host, DOCA_ERROR_NOT_FOUND);
+	seed_mode();
+	require_fabric();
+	quiet_log();
+	dev = open_dev(host);
 	check("doca_pe_create", doca_pe_create(&pe));
 	/* The server's socket, where the client's rendezvous looks for it (this process is its live owner). */
 	sdpu_server_key(arm, host, (const uint8_t *)NAME, sizeof(NAME) - 1, key);

@@ -46,10 +46,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	if (seed_dir() != NULL) {
-		write_seeds();
-		exit(0);
-	}
+	seed_mode();
 	return 0;
 }
 

@@ -34,12 +34,12 @@
 #include <doca_log.h>
 #include <doca_pe.h>
 
+#include "common.h"
 #include "comch/comch.h"
 #include "comch/layout.h"
 #include "comch/wire.h"
 #include "fabric/bell.h"
 #include "fabric/ring.h"
-#include "seeds.h"
 
 #define NAME "fuzz-server"
 #define SEGMENT 0x10
@@ -55,43 +55,12 @@ static uint8_t handshake[2 * (4 + SDPU_MAX_FRAME)];
 static size_t handshake_len;
 static int open_connections;
 
-static __attribute__((noreturn)) void die(const char *what, doca_error_t err)
-{
-	fprintf(stderr, "fuzz: %s: %s\n", what, doca_error_get_name(err));
-	exit(2);
-}
-
-static void check(const char *what, doca_error_t err)
-{
-	if (err != DOCA_SUCCESS)
-		die(what, err);
-}
-
-static void received(struct doca_comch_event_msg_recv *event, uint8_t *buf, uint32_t len, struct doca_comch_connection *conn)
-{
-	uint8_t sum = 0;
-
-	(void)event;
-	(void)conn;
-	for (uint32_t i = 0; i < len; i++)
-		sum ^= buf[i]; /* the message is the callback's to read, all of it */
-	if (getenv("SOFTDPU_FUZZ_LOG") != NULL)
-		fprintf(stderr, "fuzz: received %u bytes (xor %02x)\n", len, sum);
-}
-
 static void consumer_event(struct doca_comch_event_consumer *event, struct doca_comch_connection *conn, uint32_t id)
 {
 	(void)event;
 	(void)conn;
 	if (getenv("SOFTDPU_FUZZ_LOG") != NULL)
 		fprintf(stderr, "fuzz: consumer %u\n", id);
-}
-
-static void sent(struct doca_comch_task_send *task, union doca_data task_data, union doca_data ctx_data)
-{
-	(void)task;
-	(void)task_data;
-	(void)ctx_data;
 }
 
 static void connected(struct doca_comch_event_connection_status_changed *event, struct doca_comch_connection *conn, uint8_t ok)
@@ -107,23 +76,6 @@ static void disconnected(struct doca_comch_event_connection_status_changed *even
 	(void)conn;
 	(void)ok;
 	open_connections--;
-}
-
-static struct doca_dev *open_dev(const char *pci)
-{
-	struct doca_devinfo **list;
-	struct doca_dev *dev = NULL;
-	uint32_t n;
-	uint8_t eq = 0;
-
-	check("doca_devinfo_create_list", doca_devinfo_create_list(&list, &n));
-	for (uint32_t i = 0; i < n && dev == NULL; i++)
-		if (doca_devinfo_is_equal_pci_addr(list[i], pci, &eq) == DOCA_SUCCESS && eq)
-			check("doca_dev_open", doca_dev_open(list[i], &dev));
-	doca_devinfo_destroy_list(list);
-	if (dev == NULL)
-		die(pci, DOCA_ERROR_NOT_FOUND);
-	return dev;
 }
 
 static struct doca_dev_rep *open_rep(struct doca_dev *dev, const char *pci)
@@ -215,16 +167,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 	(void)argc;
 	(void)argv;
-	if (seed_dir() != NULL) {
-		write_seeds();
-		exit(0);
-	}
-	if (getenv("SOFTDPU_FABRIC") == NULL) {
-		fprintf(stderr, "fuzz: set $SOFTDPU_FABRIC to a private directory (test/fuzz/run.sh makes one)\n");
-		exit(2);
-	}
-	if (getenv("SOFTDPU_FUZZ_LOG") == NULL) /* set it to see why an input is refused (replaying one) */
-		doca_log_level_set_global_sdk_limit(DOCA_LOG_LEVEL_DISABLE);
+	seed_mode();
+	require_fabric();
+	quiet_log();
 	dev = open_dev("03:00.0");
 	check("doca_pe_create", doca_pe_create(&pe));
 	check("doca_comch_server_create", doca_comch_server_create(dev, open_rep(dev, "b1:00.0"), NAME, &server));

@@ -29,16 +29,18 @@ static const char DOCS_EXAMPLE[] =
 static const char SMALL[] = "{\"dpus\": [{\"name\": \"bf0\", \"arm\": [{\"pci\": \"03:00.0\"}], \"host\": [{\"pci\": \"b1:00.0\", \"type\": \"PF\"}]}]}";
 static const char VALUES[] = "[null, true, false, -0.5e+3, 1E2, \"\\\"\\\\\\/\\b\\f\\n\\r\\t\\ud83d\\ude00\", {}, [[]]]";
 
+static void write_seeds(void)
+{
+	seed("docs-example.json", DOCS_EXAMPLE, sizeof(DOCS_EXAMPLE) - 1);
+	seed("small.json", SMALL, sizeof(SMALL) - 1);
+	seed("values.json", VALUES, sizeof(VALUES) - 1);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	if (seed_dir() != NULL) {
-		seed("docs-example.json", DOCS_EXAMPLE, sizeof(DOCS_EXAMPLE) - 1);
-		seed("small.json", SMALL, sizeof(SMALL) - 1);
-		seed("values.json", VALUES, sizeof(VALUES) - 1);
-		exit(0);
-	}
+	seed_mode();
 	/* Every refusal is one ERROR line: not millions of them. */
 	if (getenv("SOFTDPU_FUZZ_LOG") == NULL) /* set it to see why an input is refused (replaying one) */
 		doca_log_level_set_global_sdk_limit(DOCA_LOG_LEVEL_DISABLE);
