@@ -9,6 +9,7 @@
 #include <doca_log.h>
 
 #include "common.h"
+#include "sample_main.h"
 
 DOCA_LOG_REGISTER(COMCH_CTRL_PATH::COMMON);
 
@@ -37,21 +38,6 @@ static doca_error_t text_cb(void *param, void *config)
 	return copy("text", param, ((struct sample_config *)config)->text, MAX_TEXT + 1);
 }
 
-static doca_error_t flag(const char *short_name, const char *long_name, const char *description, doca_argp_param_cb_t cb)
-{
-	struct doca_argp_param *param;
-	doca_error_t result = doca_argp_param_create(&param);
-
-	if (result != DOCA_SUCCESS)
-		return result;
-	doca_argp_param_set_short_name(param, short_name);
-	doca_argp_param_set_long_name(param, long_name);
-	doca_argp_param_set_description(param, description);
-	doca_argp_param_set_callback(param, cb);
-	doca_argp_param_set_type(param, DOCA_ARGP_TYPE_STRING);
-	return doca_argp_register_param(param);
-}
-
 doca_error_t sample_flags(int argc, char **argv, const char *program, struct sample_config *cfg, bool server)
 {
 	doca_error_t result;
@@ -62,11 +48,11 @@ doca_error_t sample_flags(int argc, char **argv, const char *program, struct sam
 	result = doca_argp_init(program, cfg);
 	if (result != DOCA_SUCCESS)
 		return result;
-	result = flag("p", "pci-addr", "DOCA Comch device PCI address", pci_cb);
+	result = sample_flag("p", "pci-addr", "DOCA Comch device PCI address", DOCA_ARGP_TYPE_STRING, false, pci_cb);
 	if (result == DOCA_SUCCESS && server)
-		result = flag("r", "rep-pci", "DOCA Comch device representor PCI address", rep_cb);
+		result = sample_flag("r", "rep-pci", "DOCA Comch device representor PCI address", DOCA_ARGP_TYPE_STRING, false, rep_cb);
 	if (result == DOCA_SUCCESS)
-		result = flag("t", "text", "Text to send to the other side of the channel", text_cb);
+		result = sample_flag("t", "text", "Text to send to the other side of the channel", DOCA_ARGP_TYPE_STRING, false, text_cb);
 	if (result == DOCA_SUCCESS)
 		result = doca_argp_start(argc, argv);
 	return result;
@@ -84,13 +70,8 @@ void progress_until(struct doca_pe *pe, const bool *finish)
 int sample_main(int argc, char **argv, const char *program, bool server, doca_error_t (*run)(const struct sample_config *cfg))
 {
 	struct sample_config cfg;
-	struct doca_log_backend *sdk_log;
-	doca_error_t result = doca_log_backend_create_standard();
+	doca_error_t result = sample_log_backends();
 
-	if (result == DOCA_SUCCESS)
-		result = doca_log_backend_create_with_file_sdk(stderr, &sdk_log);
-	if (result == DOCA_SUCCESS)
-		result = doca_log_backend_set_sdk_level(sdk_log, DOCA_LOG_LEVEL_WARNING);
 	if (result != DOCA_SUCCESS)
 		return EXIT_FAILURE;
 	DOCA_LOG_INFO("Starting the sample");

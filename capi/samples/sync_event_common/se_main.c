@@ -9,6 +9,7 @@
 #include <doca_log.h>
 
 #include "devices.h"
+#include "sample_main.h"
 #include "se_common.h"
 
 DOCA_LOG_REGISTER(SYNC_EVENT::COMMON);
@@ -57,25 +58,6 @@ static doca_error_t num_tasks_cb(void *param, void *config)
 	return DOCA_SUCCESS;
 }
 
-static doca_error_t flag(const char *short_name, const char *long_name, const char *description, enum doca_argp_type type,
-			 bool mandatory, doca_argp_param_cb_t cb)
-{
-	struct doca_argp_param *param;
-	doca_error_t result = doca_argp_param_create(&param);
-
-	if (result != DOCA_SUCCESS)
-		return result;
-	if (short_name != NULL)
-		doca_argp_param_set_short_name(param, short_name);
-	doca_argp_param_set_long_name(param, long_name);
-	doca_argp_param_set_description(param, description);
-	doca_argp_param_set_callback(param, cb);
-	doca_argp_param_set_type(param, type);
-	if (mandatory)
-		doca_argp_param_set_mandatory(param);
-	return doca_argp_register_param(param);
-}
-
 /* DOCA's flags: -d and (on the DPU) -r mandatory, --async, --async-num-tasks, --atomic. */
 static doca_error_t parse_flags(int argc, char **argv, const char *program, struct se_config *cfg)
 {
@@ -83,21 +65,21 @@ static doca_error_t parse_flags(int argc, char **argv, const char *program, stru
 
 	if (result != DOCA_SUCCESS)
 		return result;
-	result = flag("d", "pci-addr", "Device PCI address", DOCA_ARGP_TYPE_STRING, true, pci_cb);
+	result = sample_flag("d", "pci-addr", "Device PCI address", DOCA_ARGP_TYPE_STRING, true, pci_cb);
 #ifdef DOCA_ARCH_DPU
 	if (result == DOCA_SUCCESS)
-		result = flag("r", "rep-pci", "DPU representor PCI address", DOCA_ARGP_TYPE_STRING, true, rep_cb);
+		result = sample_flag("r", "rep-pci", "DPU representor PCI address", DOCA_ARGP_TYPE_STRING, true, rep_cb);
 #else
 	(void)rep_cb;
 #endif
 	if (result == DOCA_SUCCESS)
-		result = flag(NULL, "async", "Start DOCA Sync Event in asynchronous mode (synchronous mode by default)",
+		result = sample_flag(NULL, "async", "Start DOCA Sync Event in asynchronous mode (synchronous mode by default)",
 			      DOCA_ARGP_TYPE_BOOLEAN, false, async_cb);
 	if (result == DOCA_SUCCESS)
-		result = flag(NULL, "async-num-tasks", "Async num tasks for asynchronous mode (1 by default)", DOCA_ARGP_TYPE_INT,
+		result = sample_flag(NULL, "async-num-tasks", "Async num tasks for asynchronous mode (1 by default)", DOCA_ARGP_TYPE_INT,
 			      false, num_tasks_cb);
 	if (result == DOCA_SUCCESS)
-		result = flag(NULL, "atomic", "Update DOCA Sync Event using Add operation (Set operation by default)",
+		result = sample_flag(NULL, "atomic", "Update DOCA Sync Event using Add operation (Set operation by default)",
 			      DOCA_ARGP_TYPE_BOOLEAN, false, atomic_cb);
 	if (result == DOCA_SUCCESS)
 		result = doca_argp_start(argc, argv);
@@ -128,13 +110,8 @@ doca_error_t se_progress_until(struct se_sample *s, struct doca_pe *pe, bool (*d
 int se_main(int argc, char **argv, const char *program, doca_error_t (*run)(struct se_sample *s))
 {
 	struct se_sample s = {.cfg = {.num_tasks = 1}, .comch_result = DOCA_SUCCESS};
-	struct doca_log_backend *sdk_log;
-	doca_error_t result = doca_log_backend_create_standard();
+	doca_error_t result = sample_log_backends();
 
-	if (result == DOCA_SUCCESS)
-		result = doca_log_backend_create_with_file_sdk(stderr, &sdk_log);
-	if (result == DOCA_SUCCESS)
-		result = doca_log_backend_set_sdk_level(sdk_log, DOCA_LOG_LEVEL_WARNING);
 	if (result != DOCA_SUCCESS)
 		return EXIT_FAILURE;
 	DOCA_LOG_INFO("Starting the sample");
