@@ -126,14 +126,19 @@ doca_error_t doca_mmap_set_permissions(struct doca_mmap *m, uint32_t access_mask
 	return DOCA_SUCCESS;
 }
 
+/* What adding and removing a device both check first: both given, and the map's devices still open to change. */
+static doca_error_t dev_changeable(const struct doca_mmap *m, const struct doca_dev *dev, const char *call)
+{
+	if (m == NULL || dev == NULL)
+		return DOCA_ERROR_INVALID_VALUE;
+	return registrable(m, call);
+}
+
 doca_error_t doca_mmap_add_dev(struct doca_mmap *m, struct doca_dev *dev)
 {
 	const char *call = "doca_mmap_add_dev";
-	doca_error_t err;
+	doca_error_t err = dev_changeable(m, dev, call);
 
-	if (m == NULL || dev == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	err = registrable(m, call);
 	if (err != DOCA_SUCCESS)
 		return err;
 	for (uint32_t i = 0; i < m->ndevs; i++)
@@ -153,11 +158,8 @@ doca_error_t doca_mmap_add_dev(struct doca_mmap *m, struct doca_dev *dev)
 doca_error_t doca_mmap_rm_dev(struct doca_mmap *m, struct doca_dev *dev)
 {
 	const char *call = "doca_mmap_rm_dev";
-	doca_error_t err;
+	doca_error_t err = dev_changeable(m, dev, call);
 
-	if (m == NULL || dev == NULL)
-		return DOCA_ERROR_INVALID_VALUE;
-	err = registrable(m, call);
 	if (err != DOCA_SUCCESS)
 		return err;
 	for (uint32_t i = 0; i < m->ndevs; i++)
