@@ -77,12 +77,15 @@ echo "building ${base} and ${head:-the working tree} in $scratch ..." >&2
 base_dir=$(checkout base "$base")
 head_dir=$(checkout head "$head")
 
-# Every run: build label, workload, ops, repeat -> "label workload ops repeat instructions".
-for label in base head; do
-  dir=$base_dir; [ $label = head ] && dir=$head_dir
-  for w in $WORKLOADS; do for ops in "$N" $((2 * N)); do for r in $(seq 1 "$REPEAT"); do
-    echo "$dir $label $w $ops $r"
-  done; done; done
+# Every run: build label, workload, ops, repeat -> "label workload ops repeat instructions". A workload's
+# runs of both builds are queued together, so that runs.txt (CG_KEEP=1) holds whole workloads early.
+for w in $WORKLOADS; do
+  for label in base head; do
+    dir=$base_dir; [ $label = head ] && dir=$head_dir
+    for ops in "$N" $((2 * N)); do for r in $(seq 1 "$REPEAT"); do
+      echo "$dir $label $w $ops $r"
+    done; done
+  done
 done | xargs -P "$JOBS" -L 1 bash -c 'echo "$1 $2 $3 $4 $(measure "$0" "$1" "$2" "$3" "$4" || echo failed)"' >"$scratch/runs.txt" || true
 
 awk -v n="$N" -v base="$base" -v head="${head:-working tree}" '
