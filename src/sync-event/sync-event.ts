@@ -569,14 +569,20 @@ export class SyncEvent {
    */
   private usable(call: string, asCtx = false): BigUint64Array {
     this.alive(call);
-    if (asCtx ? this.ctx.getState() !== CtxState.RUNNING : !this.syncStarted) {
-      const why = this.mode === (asCtx ? 'sync' : 'ctx') ? `the event runs as ${asCtx ? 'doca_sync_event_start (synchronous)' : 'a context: use its tasks'}` : 'the sync event is not started';
-      throw new DocaError('BAD_STATE', call, why);
-    }
-    if (this.imported && !this._valid(call)) {
-      throw new DocaError('NOT_CONNECTED', call, 'the exporting process destroyed the event or exited; this handle is no longer valid');
-    }
+    if (asCtx ? this.ctx.getState() !== CtxState.RUNNING : !this.syncStarted) throw this.notStarted(call, asCtx);
+    if (this.imported && !this._valid(call)) throw this.exporterGone(call);
     return this.values!;
+  }
+
+  // usable()'s errors, out of line: every update and wait inlines usable(), and its size counts
+  // against the inlining budget of the caller's loop.
+  private notStarted(call: string, asCtx: boolean): DocaError {
+    const why = this.mode === (asCtx ? 'sync' : 'ctx') ? `the event runs as ${asCtx ? 'doca_sync_event_start (synchronous)' : 'a context: use its tasks'}` : 'the sync event is not started';
+    return new DocaError('BAD_STATE', call, why);
+  }
+
+  private exporterGone(call: string): DocaError {
+    return new DocaError('NOT_CONNECTED', call, 'the exporting process destroyed the event or exited; this handle is no longer valid');
   }
 
   private wait(op: WaitOp, yielding: boolean, call: string, operand: bigint | number, mask: bigint | number, options: SyncWaitOptions): void {
