@@ -86,6 +86,27 @@ test('an application that fails to load fails start with INITIALIZATION; a DPA c
   dev.close();
 });
 
+test('$SOFTDPU_DPA_START_MS bounds the wait for the units: nonsense is INVALID_VALUE naming it, a longer limit starts as usual', { timeout: 30_000 }, async (t) => {
+  dpaFabric(t, { numEus: 1 });
+  const saved = process.env.SOFTDPU_DPA_START_MS;
+  t.after(() => {
+    if (saved === undefined) delete process.env.SOFTDPU_DPA_START_MS;
+    else process.env.SOFTDPU_DPA_START_MS = saved;
+  });
+  const dev = openDeviceByPci('b1:00.0');
+  const dpa = Dpa.create(dev);
+  dpa.setApp(DpaApp.create(appPath('basic')));
+  process.env.SOFTDPU_DPA_START_MS = '-5';
+  assert.throws(() => dpa.start(), code('INVALID_VALUE', /SOFTDPU_DPA_START_MS "-5" is not a positive integer/));
+  await dpa.exited();
+  process.env.SOFTDPU_DPA_START_MS = '600000';
+  dpa.start();
+  assert.equal(dpa.rpc('add', 1n, 1n), 2n);
+  dpa.destroy();
+  await dpa.exited();
+  dev.close();
+});
+
 test('a kernel waits for its event to reach the threshold, runs n instances, then sets or adds on the completion event', { timeout: 30_000 }, async (t) => {
   dpaFabric(t);
   const dev = openDeviceByPci('03:00.0');

@@ -331,6 +331,12 @@ export class Mmap {
    * unmapped here.
    */
   _checkUsable(call: string): Uint8Array {
+    // Every buffer access comes here: the common case (a started local map) in a few plain field
+    // reads, small enough for V8 to inline into a send; every other case takes the full checks.
+    return this.started && this.imported === undefined && !this.invalid && !this.destroyed ? this.memrange! : this.checkUsable(call);
+  }
+
+  private checkUsable(call: string): Uint8Array {
     this.checkValid(call);
     if (!this.started) throw new DocaError('BAD_STATE', call, `${this.name} is not started`);
     return this.memrange!;

@@ -32,8 +32,17 @@ import type { OwnerBell } from './owner-bell.js';
 import type { Scheduler } from './scheduler.js';
 
 const WORKER = new URL('./eu-boot.js', import.meta.url);
-/** How long `start` waits for the execution units to load the application. */
-const START_TIMEOUT_MS = 30_000;
+/**
+ * How long `start` waits for the execution units to load the application: 30 s, or
+ * `$SOFTDPU_DPA_START_MS` (milliseconds; benchmarks under valgrind on a loaded machine need longer).
+ */
+function startTimeoutMs(): number {
+  const text = process.env.SOFTDPU_DPA_START_MS;
+  if (text === undefined || text === '') return 30_000;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value <= 0) throw new DocaError('INVALID_VALUE', 'doca_dpa_start', `SOFTDPU_DPA_START_MS ${JSON.stringify(text)} is not a positive integer`);
+  return value;
+}
 /** How long `stop` waits for execution units to leave their loops before it terminates them. */
 const STOP_GRACE_MS = 2000;
 /** How long an EU that left its loop gets to exit by itself before it is terminated anyway. */
@@ -108,6 +117,7 @@ export class EuPool {
   /** Starts every EU and waits until each has loaded the application; throws (and cleans up) otherwise. */
   start(call: string): void {
     const eus = this.options.layout.dims.eus;
+    const limit = startTimeoutMs();
     for (let index = 0; index < eus; index++) {
       const { port1, port2 } = new MessageChannel();
       const data: EuData = { dpa: this.options.segment.descriptor, heap: this.options.heap, maps: this.options.maps, stats: this.options.stats, eu: index, app: this.options.app, dev: this.options.dev, heapBase: this.options.heapBase, port: port2 };
@@ -122,11 +132,11 @@ export class EuPool {
       this.drain();
       return this.reported !== undefined || Atomics.load(this.options.segment.i32, H.EUS_UP / 4) === eus;
     };
-    const loaded = this.options.bell.waitSync(up, START_TIMEOUT_MS, SLICE_MS, () => {});
+    const loaded = this.options.bell.waitSync(up, limit, SLICE_MS, () => {});
     // An EU posts its 'ready' (with the function names) before it counts itself up: the last count may
     // have been seen after the last look at the ports, so look once more.
     this.drain();
-    const failure = loaded ? this.reported : `the execution units did not load ${this.options.app} within ${START_TIMEOUT_MS} ms`;
+    const failure = loaded ? this.reported : `the execution units did not load ${this.options.app} within ${limit} ms`;
     if (failure !== undefined) {
       this.stop();
       throw new DocaError('INITIALIZATION', call, `cannot run the DPA application: ${failure}`);

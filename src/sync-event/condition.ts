@@ -9,14 +9,22 @@ export type WaitOp = 'gt' | 'eq' | 'neq';
 
 /** A value as a u64 BigInt; INVALID_VALUE (naming `what`) outside [0, 2^64). */
 export function toU64(call: string, what: string, value: bigint | number): bigint {
-  let v: bigint;
+  // Small (the conversion and the errors out of line): every update and wait inlines it.
+  const v = typeof value === 'bigint' ? value : toBigInt(call, what, value);
+  if (v < 0n || v > U64_MAX) throw outsideU64(call, what, v);
+  return v;
+}
+
+function toBigInt(call: string, what: string, value: unknown): bigint {
   try {
-    v = BigInt(value);
+    return BigInt(value as number);
   } catch {
     throw new DocaError('INVALID_VALUE', call, `${what} ${String(value)} is not an integer`);
   }
-  if (v < 0n || v > U64_MAX) throw new DocaError('INVALID_VALUE', call, `${what} ${v} is outside [0, 2^64 - 1]`);
-  return v;
+}
+
+function outsideU64(call: string, what: string, v: bigint): DocaError {
+  return new DocaError('INVALID_VALUE', call, `${what} ${v} is outside [0, 2^64 - 1]`);
 }
 
 /** A mask as a u64: any integer in [-2^63, 2^64), negative ones taken as two's complement (-1 = all ones). */
