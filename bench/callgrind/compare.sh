@@ -14,7 +14,8 @@
 #
 # Environment: CG_N (default 20000), CG_WARMUP (default 5000), CG_REPEAT (default 2), CG_JOBS
 # (callgrind runs at a time, default 2), CG_WORKLOADS (space- or comma-separated; default: all four), CG_NODE_FLAGS (default
-# --single-threaded: no concurrent compiler or GC threads, so the same build JITs the same way),
+# --single-threaded --predictable: no concurrent compiler or GC threads, and V8's tiering made deterministic;
+# without --predictable one build's repeats differed by 6-9 % on comch-ctrl and sync-event, with it by 0.5 %),
 # CG_KEEP=1 keeps the scratch directory (worktrees, callgrind.out files, logs) for callgrind_annotate.
 set -euo pipefail
 
@@ -28,7 +29,7 @@ REPEAT=${CG_REPEAT:-2}
 JOBS=${CG_JOBS:-2}
 WORKLOADS=${CG_WORKLOADS:-comch-fastpath comch-ctrl sync-event dpa-msgq}
 WORKLOADS=${WORKLOADS//,/ }
-NODE_FLAGS=${CG_NODE_FLAGS:---single-threaded}
+NODE_FLAGS=${CG_NODE_FLAGS:---single-threaded --predictable}
 scratch=$(mktemp -d /tmp/sdpu-cgcmp-XXXXXX)
 
 cleanup() {
