@@ -156,25 +156,31 @@ test('the C fast path and memory maps under AddressSanitizer: hostile and killed
     assertClean(server, 'server');
   });
 
+  /** A C consumer (the server side, `args`) beside the hostile producer, which then runs `attack` on it. */
+  const attackConsumer = async (t: TestContext, args: string[], attack: string) => {
+    const dir = tempFabricDir(t);
+    const server = c(t, args, dir, NEAR_WRAP);
+    await server.waitFor(/^started DOCA_SUCCESS$/);
+    const hostile = spawnChild(t, 'capi/fp-hostile', ['victim'], { env: { SOFTDPU_FABRIC: dir, ...NEAR_WRAP } });
+    await hostile.waitFor(/^connected$/, 20_000);
+    await server.waitFor(/^connected$/, 20_000);
+    server.send('consumer');
+    const id = (await server.waitFor(/^consumer-running (\d+)$/, 20_000))[1];
+    await hostile.waitFor(new RegExp(`^peer-consumer ${id}$`), 20_000);
+    // The hostile reads its commands once its own consumer runs: a line sent before is lost.
+    await hostile.waitFor(/^consumer-running \d+$/, 20_000);
+    hostile.send(`attack ${attack} ${id}`);
+    await hostile.waitFor(new RegExp(`^attacked ${attack}$`), 20_000);
+    return { server, hostile, id };
+  };
+
   for (const [attack, line] of [
     ['fill-length', /reported more bytes than the posted buffer holds/],
     ['fill-imm', /reported more immediate data than the consumer takes/],
     ['fill-producer', /filled a buffer without its producer id/],
   ] as const) {
     await t.test(`a hostile producer (${attack}) fails the C consumer with CONNECTION_ABORTED, its receives flushed, nothing read`, async (t) => {
-      const dir = tempFabricDir(t);
-      const server = c(t, ['server', 'name=victim', 'imm=8'], dir, NEAR_WRAP);
-      await server.waitFor(/^started DOCA_SUCCESS$/);
-      const hostile = spawnChild(t, 'capi/fp-hostile', ['victim'], { env: { SOFTDPU_FABRIC: dir, ...NEAR_WRAP } });
-      await hostile.waitFor(/^connected$/, 20_000);
-      await server.waitFor(/^connected$/, 20_000);
-      server.send('consumer');
-      const id = (await server.waitFor(/^consumer-running (\d+)$/, 20_000))[1];
-      await hostile.waitFor(new RegExp(`^peer-consumer ${id}$`), 20_000);
-      // The hostile reads its commands once its own consumer runs: a line sent before is lost.
-      await hostile.waitFor(/^consumer-running \d+$/, 20_000);
-      hostile.send(`attack ${attack} ${id}`);
-      await hostile.waitFor(new RegExp(`^attacked ${attack}$`));
+      const { server } = await attackConsumer(t, ['server', 'name=victim', 'imm=8'], attack);
       await server.waitFor(/^consumer-state RUNNING->STOPPING$/, 20_000);
       await server.waitFor(/^consumer-state STOPPING->IDLE$/, 20_000);
       await logged(server, line);
@@ -186,19 +192,7 @@ test('the C fast path and memory maps under AddressSanitizer: hostile and killed
 
   for (const attack of ['claim-dead', 'claim-anonymous'] as const) {
     await t.test(`a buffer a gone producer claimed (${attack}) is posted again; the C consumer runs on and receives`, async (t) => {
-      const dir = tempFabricDir(t);
-      const server = c(t, ['server', 'name=victim', 'bufs=1', 'bufsize=64'], dir, NEAR_WRAP);
-      await server.waitFor(/^started DOCA_SUCCESS$/);
-      const hostile = spawnChild(t, 'capi/fp-hostile', ['victim'], { env: { SOFTDPU_FABRIC: dir, ...NEAR_WRAP } });
-      await hostile.waitFor(/^connected$/, 20_000);
-      await server.waitFor(/^connected$/, 20_000);
-      server.send('consumer');
-      const id = (await server.waitFor(/^consumer-running (\d+)$/, 20_000))[1];
-      await hostile.waitFor(new RegExp(`^peer-consumer ${id}$`), 20_000);
-      // The hostile reads its commands once its own consumer runs: a line sent before is lost.
-      await hostile.waitFor(/^consumer-running \d+$/, 20_000);
-      hostile.send(`attack ${attack} ${id}`);
-      await hostile.waitFor(new RegExp(`^attacked ${attack}$`));
+      const { server, hostile, id } = await attackConsumer(t, ['server', 'name=victim', 'bufs=1', 'bufsize=64'], attack);
       // An anonymous claim is given up after 1000 ms: the consumer's own timer looks again (nothing rings it).
       await logged(server, /the producer that claimed a posted buffer is gone; posting the buffer again/);
       assert.equal(server.lines.filter((l) => l.startsWith('recv')).length, 0, 'nothing completed');
