@@ -269,6 +269,8 @@ export class DocaBuf {
 
   /** @internal data length set by a completion (e.g. a consumer's received message). */
   _setReceived(dataLen: number): void {
+    // The same window as the last receive keeps its view: a re-posted buffer gets the same sizes.
+    if (this._dataOffset === this._headOffset && this.dataLen === dataLen) return;
     this._dataOffset = this._headOffset;
     this.dataLen = dataLen;
     this.view = undefined;

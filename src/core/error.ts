@@ -112,7 +112,10 @@ export class DocaError extends Error {
 
   /** True when `err` is a DocaError with the given code (full or short name). */
   static is(err: unknown, code: DocaErrorName | DocaErrorShortName): err is DocaError {
-    return err instanceof DocaError && (err.code === code || err.code === `DOCA_ERROR_${code}`);
+    if (!(err instanceof DocaError)) return false;
+    // No template string: a retry loop asks this of every AGAIN, and must not allocate.
+    const c = err.code;
+    return c === code || (c.length === code.length + 11 && c.startsWith('DOCA_ERROR_') && c.endsWith(code));
   }
 }
 
