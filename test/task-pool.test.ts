@@ -27,8 +27,48 @@ test('the pool holds exactly num_tasks; one more is NO_MEMORY; freeing makes roo
   assert.throws(() => ctx.taskEchoAllocInit(4), code('DOCA_ERROR_NO_MEMORY', /all 3 echo tasks are allocated/));
   tasks[1]!.free();
   const again = ctx.taskEchoAllocInit(5);
-  assert.notEqual(again, tasks[1], 'a freed task object is never handed out again');
+  assert.equal(again.value, 5);
   assert.throws(() => ctx.taskEchoAllocInit(6), code('DOCA_ERROR_NO_MEMORY'));
+});
+
+test('the pool recycles task objects, oldest freed first, each revived as a fresh allocation', async () => {
+  const { pe, ctx, done } = running(3);
+  const made = [ctx.taskEchoAllocInit(1), ctx.taskEchoAllocInit(2)];
+  made[0]!.setUserData('old');
+  made[0]!.free();
+  made[1]!.free();
+  // Objects are made until num_tasks exist; only then is a freed one handed out again.
+  const third = ctx.taskEchoAllocInit(3);
+  assert.ok(!made.includes(third), 'a new object while fewer than num_tasks were made');
+  assert.throws(() => made[0]!.submit(), code('DOCA_ERROR_BAD_STATE', /was freed/), 'still detectably freed');
+  const fourth = ctx.taskEchoAllocInit(4);
+  assert.equal(fourth, made[0], 'then the one freed longest ago');
+  assert.equal(fourth.getUserData(), undefined, 'with nothing of its last allocation');
+  assert.equal(fourth.getStatus(), 'DOCA_SUCCESS');
+  assert.equal(fourth.inFlight, false);
+  fourth.submit();
+  drain(pe);
+  assert.deepEqual(done, ['ok 4 undefined ctx-ud DOCA_SUCCESS']);
+  // A failed completion's error does not follow the object into its next allocation.
+  fourth.value = -1;
+  fourth.submit();
+  drain(pe);
+  assert.equal(fourth.getStatus(), 'DOCA_ERROR_INVALID_VALUE');
+  fourth.free();
+  third.free();
+  const fifth = ctx.taskEchoAllocInit(5);
+  assert.equal(fifth, made[1]);
+  assert.equal(fifth.getStatus(), 'DOCA_SUCCESS');
+  // A promise submission's settle does not survive a free either.
+  const p = fifth.submitAsync();
+  drain(pe);
+  assert.equal(await p, fifth);
+  fifth.free();
+  const sixth = ctx.taskEchoAllocInit(6);
+  assert.equal(sixth, fourth);
+  sixth.submit();
+  drain(pe);
+  assert.equal(done.at(-1), 'ok 6 undefined ctx-ud DOCA_SUCCESS', 'the conf callback, not a stale promise');
 });
 
 test('tasks are allocated only while RUNNING, and only for a configured type', () => {

@@ -6,8 +6,9 @@
 import { Context, CtxState } from '../core/ctx.js';
 import type { Devinfo } from '../core/devinfo.js';
 import { DocaError } from '../core/error.js';
+import { Fifo } from '../core/fifo.js';
 import { PullIterator } from '../core/pull.js';
-import type { TaskCompletionCb } from '../core/task.js';
+import type { TaskCompletionCb, TaskConf } from '../core/task.js';
 import type { WaitOptions } from '../core/wait.js';
 import { active as faultsActive, faultEvent } from '../fabric/faults/index.js';
 import type { SegmentDescriptor } from '../fabric/segment.js';
@@ -61,6 +62,19 @@ export abstract class ComchCtx extends Context {
   private readonly parked = new Set<ComchConnection>();
   // Every comch context is a ComchServer or a ComchClient (the only two subclasses).
   protected readonly event: ComchEvent = { ctx: this as unknown as ComchServer | ComchClient };
+  /** The hot calls' names, made once (a template string per call would be garbage per message). */
+  private readonly sendAllocInitCall: string;
+  /** What the send task pool calls for a new object: one function, not a closure per allocation. */
+  private readonly makeSendTask = (conf: TaskConf): ComchSendTask => new ComchSendTask(this, conf);
+  /** Messages for the receive callback, queued by `_received` in step with its `deliverMessage` events. */
+  private readonly recvConns = new Fifo<ComchConnection>();
+  private readonly recvData = new Fifo<Uint8Array>();
+  /** One queued receive event: the oldest message to the callback (registered before start, so set). */
+  private readonly deliverMessage = (): void => {
+    const connection = this.recvConns.shift()!;
+    const data = this.recvData.shift()!;
+    this.recvCb!(this.event, data, data.length, connection);
+  };
 
   protected constructor(
     /** DOCA's prefix for this context's calls, e.g. 'doca_comch_server'. */
@@ -68,6 +82,7 @@ export abstract class ComchCtx extends Context {
     readonly devinfo: Devinfo,
   ) {
     super(prefix);
+    this.sendAllocInitCall = `${prefix}_task_send_alloc_init`;
     this.maxMsgSize = comchCapGetMaxMsgSize(devinfo);
     this.recvQueueSize = Math.min(DEFAULT_RECV_QUEUE_SIZE, comchCapGetMaxRecvQueueSize(devinfo));
   }
@@ -111,11 +126,13 @@ export abstract class ComchCtx extends Context {
    * ended. A zero-length message is allowed and arrives as a zero-length receive event.
    */
   taskSendAllocInit(connection: ComchConnection, message: Uint8Array): ComchSendTask {
-    const call = `${this.prefix}_task_send_alloc_init`;
+    const call = this.sendAllocInitCall;
     this.requireRunning(call);
     this._checkMessage(call, connection, message);
     if (!connection.isConnected) throw new DocaError('NOT_CONNECTED', call, `connection ${connection.id} is disconnected`);
-    return this.allocTask(call, 'send', (conf) => new ComchSendTask(this, conf, connection, message));
+    const task = this.allocTask(call, 'send', this.makeSendTask);
+    task._init(connection, message);
+    return task;
   }
 
   /** `doca_comch_{server,client}_event_msg_recv_register`. */
@@ -282,9 +299,11 @@ export abstract class ComchCtx extends Context {
 
   /** @internal a message arrived: queue the callback, or hand it to the waiting iterator. */
   _received(connection: ComchConnection, data: Uint8Array): void {
-    const cb = this.recvCb;
-    if (cb) {
-      this.queueEvent(() => cb(this.event, data, data.length, connection));
+    if (this.recvCb) {
+      // No closure per message: the pair waits in two queues and one function delivers the oldest.
+      this.recvConns.push(connection);
+      this.recvData.push(data);
+      this.queueEvent(this.deliverMessage);
       return;
     }
     const own = connection._iterator?.claim();

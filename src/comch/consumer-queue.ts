@@ -105,11 +105,11 @@ function writePosted(view: DataView, i32: Int32Array, at: number, offset: number
 export interface Filled {
   length: number;
   producerId: number;
-  imm: Uint8Array;
+  /** Where the slot's immediate data lies in the segment, and its length (0 when bad or none). */
+  immAt: number;
+  immLen: number;
   bad: string | undefined;
 }
-
-const NO_IMM = new Uint8Array(0);
 
 /** The consumer's side of its queue. */
 export class ConsumerQueue {
@@ -122,7 +122,7 @@ export class ConsumerQueue {
   private readonly i32: Int32Array;
   /** What was posted in each slot, as this side knows it (never read back from shared memory). */
   private readonly capacity: number[];
-  private readonly result: Filled = { length: 0, producerId: 0, imm: NO_IMM, bad: undefined };
+  private readonly result: Filled = { length: 0, producerId: 0, immAt: 0, immLen: 0, bad: undefined };
 
   constructor(posted: number, private readonly immLen: number) {
     this.slots = powerOfTwoAtLeast(posted);
@@ -161,7 +161,8 @@ export class ConsumerQueue {
     r.length = length;
     r.producerId = this.view.getUint32(at + SLOT_PRODUCER, true);
     r.bad = length > capacity || immLen > Math.min(MAX_IMM, this.immLen) || r.producerId === 0 ? this.badFill(length, capacity, immLen) : undefined;
-    r.imm = r.bad === undefined && immLen > 0 ? this.segment.u8.slice(at + SLOT_IMM, at + SLOT_IMM + immLen) : NO_IMM;
+    r.immAt = at + SLOT_IMM;
+    r.immLen = r.bad === undefined ? immLen : 0;
     return r;
   }
 
@@ -221,6 +222,7 @@ export class QueueView {
   private readonly view: DataView;
   private readonly i32: Int32Array;
   private readonly mask: number;
+  private readonly claimed = { slot: 0, offset: 0 };
 
   /** Checks the header; throws a string naming what is wrong with a queue that cannot be one. */
   constructor(
@@ -249,6 +251,7 @@ export class QueueView {
    * Takes the next posted buffer for a `length`-byte payload: 'empty' when none is posted, `tooSmall`
    * (with the buffer's capacity) when the next one cannot hold it, `bad` when the consumer wrote
    * something no buffer can be; nothing is taken in those cases. `claimer` is written into the slot.
+   * A claim is one object the view reuses (nothing allocated per message): read it at once.
    */
   claim(length: number, claimer: number): ClaimResult {
     const i32 = this.i32;
@@ -269,17 +272,22 @@ export class QueueView {
       if (Atomics.compareExchange(i32, CLAIM_HEAD, head, (head + 1) | 0) === head) {
         this.view.setUint32(at + SLOT_CLAIMER, claimer, true);
         Atomics.store(i32, (at + SLOT_STATE) / 4, CLAIMED);
-        return { slot: at, offset };
+        const claimed = this.claimed;
+        claimed.slot = at;
+        claimed.offset = offset;
+        return claimed;
       }
     }
   }
 
-  /** Publishes a claimed slot as filled (the caller then rings the consumer). */
-  fill(slot: number, length: number, producerId: number, imm: Uint8Array | undefined): void {
+  /** Publishes a claimed slot as filled, with the first `immLen` bytes of `imm` (the caller then rings the consumer). */
+  fill(slot: number, length: number, producerId: number, imm: Uint8Array, immLen: number): void {
     this.view.setUint32(slot + SLOT_LENGTH, length, true);
     this.view.setUint32(slot + SLOT_PRODUCER, producerId, true);
-    this.view.setUint32(slot + SLOT_IMM_LEN, imm?.length ?? 0, true);
-    if (imm) this.segment.u8.set(imm, slot + SLOT_IMM);
+    this.view.setUint32(slot + SLOT_IMM_LEN, immLen, true);
+    // A byte loop: at most MAX_IMM bytes, where a subarray and a set() would cost more (and allocate).
+    const u8 = this.segment.u8;
+    for (let i = 0, at = slot + SLOT_IMM; i < immLen; i++) u8[at + i] = imm[i]!;
     Atomics.store(this.i32, (slot + SLOT_STATE) / 4, FILLED);
   }
 }

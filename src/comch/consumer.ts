@@ -24,7 +24,7 @@ import { DocaError, describeValue } from '../core/error.js';
 import { Fifo } from '../core/fifo.js';
 import { AccessFlag, type Mmap } from '../core/mmap.js';
 import { sdkLogSource } from '../core/log.js';
-import type { Task, TaskCompletionCb } from '../core/task.js';
+import type { Task, TaskCompletionCb, TaskConf } from '../core/task.js';
 import type { WaitOptions } from '../core/wait.js';
 import { ComchConnection } from './connection.js';
 import { ConsumerQueue } from './consumer-queue.js';
@@ -32,6 +32,7 @@ import { ComchConsumerPostRecvTask } from './post-recv-task.js';
 import { ComchEndpoint } from './endpoint.js';
 import { type ComchReceived, consumerMessages } from './fastpath-adapters.js';
 import { CONSUMER } from './layout.js';
+import { livenessPasses } from '../fabric/liveness.js';
 import { Counter } from '../fabric/stats.js';
 import { SEGMENT_HEADER_SIZE } from '../fabric/segment.js';
 import type { ComchConnectionRef } from './endpoint-table.js';
@@ -42,6 +43,8 @@ const { POSTED, RECEIVED, RECEIVED_BYTES } = Counter.CONSUMER;
 const log = sdkLogSource('comch_consumer');
 /** A claim whose producer never said who it is (it died between claiming and writing its name). */
 const ANONYMOUS_CLAIM_MS = 1000;
+/** Looks at claims of one producer that claimDead answers from its last "alive" before it asks again. */
+const CLAIMER_LOOKS = 4096;
 
 /**
  * The comch consumer, `struct doca_comch_consumer` (`doca_comch_consumer_create`, a `doca_ctx` through
@@ -68,10 +71,16 @@ export class ComchConsumer extends ComchEndpoint {
   /** Byte offset of the map's memory in its segment, fixed while started. */
   private memoryOffset = 0;
   private readonly posted = new Fifo<ComchConsumerPostRecvTask>();
+  /** What the post-recv task pool calls for a new object (one function, not a closure per allocation). */
+  private readonly makePostRecvTask = (conf: TaskConf): ComchConsumerPostRecvTask => new ComchConsumerPostRecvTask(this, conf);
   private registered = false;
   /** Posted tasks a producer claimed before the stop: they complete when filled, not with the flush. */
   private readonly held = new Set<ComchConsumerPostRecvTask>();
   private anonymousSince = 0;
+  /** The last claimer found alive, and in which liveness pass (claimDead). */
+  private aliveClaimer = 0;
+  private aliveClaimerPass = 0;
+  private aliveClaimerLooks = 0;
 
   private constructor(
     target: ComchConnection | ComchConnectionRef,
@@ -138,7 +147,9 @@ export class ComchConsumer extends ComchEndpoint {
     const call = 'doca_comch_consumer_task_post_recv_alloc_init';
     this.requireRunning(call);
     this._checkBuf(call, buf);
-    return this.allocTask(call, 'post_recv', (conf) => new ComchConsumerPostRecvTask(this, conf, buf));
+    const task = this.allocTask(call, 'post_recv', this.makePostRecvTask);
+    task._init(buf);
+    return task;
   }
 
   /**
@@ -257,8 +268,8 @@ export class ComchConsumer extends ComchEndpoint {
         return;
       }
       const task = this.posted.shift()!;
+      task._received(filled, q.segment.u8);
       q.release();
-      task._received(filled);
       this.completeTask(task);
       this.stat.c[RECEIVED]!++;
       this.stat.c[RECEIVED_BYTES]! += filled.length;
@@ -270,7 +281,7 @@ export class ComchConsumer extends ComchEndpoint {
     for (const task of this.held) {
       const filled = q.filled();
       if (filled && !filled.bad) {
-        task._received(filled);
+        task._received(filled, q.segment.u8);
         this.completeTask(task);
       } else if (filled || this.claimDead(q)) {
         if (filled) log.err(`consumer ${this.endpointId}: ${filled.bad}`);
@@ -302,7 +313,19 @@ export class ComchConsumer extends ComchEndpoint {
       this.anonymousSince = 0;
       return false;
     }
-    if (claimer > 0) return !(claimer - 1 < this.table.layout.entries && this.table.ownerAlive(claimer - 1));
+    if (claimer > 0) {
+      // A claim mostly lasts microseconds, and a busy consumer looks at the head on every poll: an
+      // "alive" answer is kept until the thread's next liveness pass (at most LIVENESS_INTERVAL_MS; a
+      // thread that watches nothing makes none, so also for at most CLAIMER_LOOKS looks), so a poll reads
+      // no clock and builds no owner object. Only "alive" is kept: an entry that died may be reused by a
+      // live producer at once.
+      if (claimer === this.aliveClaimer && livenessPasses() === this.aliveClaimerPass && ++this.aliveClaimerLooks < CLAIMER_LOOKS) return false;
+      const alive = claimer - 1 < this.table.layout.entries && this.table.ownerAlive(claimer - 1);
+      this.aliveClaimer = alive ? claimer : 0;
+      this.aliveClaimerPass = livenessPasses();
+      this.aliveClaimerLooks = 0;
+      return !alive;
+    }
     const now = performance.now();
     if (this.anonymousSince === 0) {
       this.anonymousSince = now;

@@ -4,6 +4,7 @@ import { DocaError } from '../core/error.js';
 import { Task, type TaskConf } from '../core/task.js';
 import type { ComchConsumer } from './consumer.js';
 import type { Filled } from './consumer-queue.js';
+import { ImmData } from './imm.js';
 
 /**
  * The consumer's post-receive task, `struct doca_comch_consumer_task_post_recv`
@@ -24,16 +25,23 @@ import type { Filled } from './consumer-queue.js';
  * ```
  */
 export class ComchConsumerPostRecvTask extends Task {
-  private immData: Uint8Array | undefined;
+  private readonly imm = new ImmData();
   private producerId = 0;
+  private buf: DocaBuf | undefined;
 
-  /** @internal use `consumer.taskPostRecvAllocInit`. */
+  /** @internal use `consumer.taskPostRecvAllocInit` (the pool makes and recycles these). */
   constructor(
     private readonly consumer: ComchConsumer,
     conf: TaskConf,
-    private buf: DocaBuf | undefined,
   ) {
     super(consumer, conf);
+  }
+
+  /** @internal what an allocation sets (a recycled object gets every field anew). */
+  _init(buf: DocaBuf | undefined): void {
+    this.buf = buf;
+    this.imm.clear();
+    this.producerId = 0;
   }
 
   /**
@@ -57,14 +65,18 @@ export class ComchConsumerPostRecvTask extends Task {
     this.buf = buf;
   }
 
-  /** `doca_comch_consumer_task_post_recv_get_imm_data`: valid after completion; undefined if none came. */
+  /**
+   * `doca_comch_consumer_task_post_recv_get_imm_data`: valid after completion; undefined if none came.
+   * A view of the task's own copy (as DOCA's pointer into the task): it holds the next message's data
+   * once the task is posted again; copy it to keep it.
+   */
   getImmData(): Uint8Array | undefined {
-    return this.immData;
+    return this.imm.get();
   }
 
   /** `doca_comch_consumer_task_post_recv_get_imm_data_len`. */
   getImmDataLen(): number {
-    return this.immData?.length ?? 0;
+    return this.imm.length;
   }
 
   /** `doca_comch_consumer_task_post_recv_get_producer_id`: 0 until completed. */
@@ -78,15 +90,16 @@ export class ComchConsumerPostRecvTask extends Task {
   }
 
   _execute(): void {
-    this.immData = undefined;
+    this.imm.clear();
     this.producerId = 0;
     this.consumer._post(this);
   }
 
-  /** @internal a producer filled the buffer. */
-  _received(filled: Filled): void {
+  /** @internal a producer filled the buffer; its slot (immediate data at `filled.immAt`) lies in `u8`. */
+  _received(filled: Filled, u8: Uint8Array): void {
     this.buf?._setReceived(filled.length);
-    this.immData = filled.imm.length > 0 ? filled.imm : undefined;
+    if (filled.immLen > 0) this.imm.copyFrom(u8, filled.immAt, filled.immLen);
+    else this.imm.clear();
     this.producerId = filled.producerId;
   }
 }

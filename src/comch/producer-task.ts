@@ -2,6 +2,7 @@
 import type { DocaBuf } from '../core/buf.js';
 import { DocaError } from '../core/error.js';
 import { Task, type TaskConf } from '../core/task.js';
+import { ImmData } from './imm.js';
 import type { ComchProducer } from './producer.js';
 
 /**
@@ -21,18 +22,24 @@ import type { ComchProducer } from './producer.js';
  * ```
  */
 export class ComchProducerSendTask extends Task {
-  private immData: Uint8Array | undefined;
+  /** @internal the task's copy of its immediate data (what the send writes into the slot). */
+  readonly _imm = new ImmData();
+  private buf: DocaBuf | undefined;
+  private consumerId = 0;
 
-  /** @internal use `producer.taskSendAllocInit`. */
+  /** @internal use `producer.taskSendAllocInit` (the pool makes and recycles these). */
   constructor(
     private readonly producer: ComchProducer,
     conf: TaskConf,
-    private buf: DocaBuf | undefined,
-    immData: Uint8Array | undefined,
-    private consumerId: number,
   ) {
     super(producer, conf);
-    this.immData = immData?.slice();
+  }
+
+  /** @internal what an allocation sets (a recycled object gets every field anew). */
+  _init(buf: DocaBuf | undefined, immData: Uint8Array | undefined, consumerId: number): void {
+    this.buf = buf;
+    this._imm.set(immData);
+    this.consumerId = consumerId;
   }
 
   /** `doca_comch_producer_task_send_get_buf`: a MsgQ send has none (DOCA: NULL): BAD_STATE. */
@@ -49,25 +56,25 @@ export class ComchProducerSendTask extends Task {
   /** `doca_comch_producer_task_send_set_buf`. */
   setBuf(buf: DocaBuf): void {
     this.check('doca_comch_producer_task_send_set_buf');
-    this.producer._checkSend('doca_comch_producer_task_send_set_buf', buf, this.immData);
+    this.producer._checkSend('doca_comch_producer_task_send_set_buf', buf, this._imm.get());
     this.buf = buf;
   }
 
-  /** `doca_comch_producer_task_send_get_imm_data` (a copy was taken when it was set). */
+  /** `doca_comch_producer_task_send_get_imm_data`: a view of the task's copy, taken when it was set. */
   getImmData(): Uint8Array | undefined {
-    return this.immData;
+    return this._imm.get();
   }
 
   /** `doca_comch_producer_task_send_get_imm_data_len`. */
   getImmDataLen(): number {
-    return this.immData?.length ?? 0;
+    return this._imm.length;
   }
 
   /** `doca_comch_producer_task_send_set_imm_data`: copied into the task. */
   setImmData(immData: Uint8Array | undefined): void {
     this.check('doca_comch_producer_task_send_set_imm_data');
     this.producer._checkSend('doca_comch_producer_task_send_set_imm_data', this.buf, immData);
-    this.immData = immData?.slice();
+    this._imm.set(immData);
   }
 
   /** `doca_comch_producer_task_send_get_consumer_id`. */

@@ -7,7 +7,7 @@
 import type { DocaBuf } from '../core/buf.js';
 import { CtxState } from '../core/ctx.js';
 import { DocaError } from '../core/error.js';
-import type { TaskCompletionCb } from '../core/task.js';
+import type { TaskCompletionCb, TaskConf } from '../core/task.js';
 import { PeerBell } from '../fabric/doorbell.js';
 import { descriptorKey, Segment, type SegmentDescriptor } from '../fabric/segment.js';
 import { Counter } from '../fabric/stats.js';
@@ -61,6 +61,8 @@ interface Target {
  */
 export class ComchProducer extends ComchEndpoint {
   private readonly targets = new Map<number, Target>();
+  /** What the send task pool calls for a new object (one function, not a closure per allocation). */
+  private readonly makeSendTask = (conf: TaskConf): ComchProducerSendTask => new ComchProducerSendTask(this, conf);
   private readonly memories = new Map<string, Segment>();
 
   private constructor(target: ComchConnection | ComchConnectionRef) {
@@ -101,7 +103,9 @@ export class ComchProducer extends ComchEndpoint {
     const call = 'doca_comch_producer_task_send_alloc_init';
     this.requireRunning(call);
     this._checkSend(call, buf, immData);
-    return this.allocTask(call, 'send', (conf) => new ComchProducerSendTask(this, conf, buf, immData, consumerId));
+    const task = this.allocTask(call, 'send', this.makeSendTask);
+    task._init(buf, immData, consumerId);
+    return task;
   }
 
   /**
@@ -131,9 +135,9 @@ export class ComchProducer extends ComchEndpoint {
     if (!this.table.connected) throw new DocaError('NOT_CONNECTED', call, `connection ${this.ref.id} ended`);
     const consumerId = task.getConsumerId();
     const target = this.target(consumerId, call);
-    const imm = task.getImmData();
+    const imm = task._imm;
     const immMax = this.table.immLen(target.index);
-    if (imm && imm.length > immMax) throw new DocaError('INVALID_VALUE', call, `immediate data of ${imm.length} bytes exceeds consumer ${consumerId}'s imm_data_len ${immMax}`);
+    if (imm.length > immMax) throw new DocaError('INVALID_VALUE', call, `immediate data of ${imm.length} bytes exceeds consumer ${consumerId}'s imm_data_len ${immMax}`);
     const data = task._buf?.getData() ?? NO_DATA;
     const claim = target.queue.claim(data.length, this.entry + 1);
     if (claim === 'empty') {
@@ -145,7 +149,7 @@ export class ComchProducer extends ComchEndpoint {
     // Buffer#copy (one memcpy in C++) beats TypedArray#set for large payloads; set wins for small ones.
     if (data.length >= 4096) copy.call(data, target.memory.u8, claim.offset);
     else target.memory.u8.set(data, claim.offset);
-    target.queue.fill(claim.slot, data.length, this.endpointId, imm);
+    target.queue.fill(claim.slot, data.length, this.endpointId, imm.bytes, imm.length);
     target.bell.ring();
     this.stat.c[SENT]!++;
     this.stat.c[SENT_BYTES]! += data.length;

@@ -18,15 +18,23 @@ import type { ComchCtx } from './comch-ctx.js';
  * ```
  */
 export class ComchSendTask extends Task {
-  /** @internal use `server.taskSendAllocInit` / `client.taskSendAllocInit`. */
-  constructor(
-    ctx: ComchCtx,
-    conf: TaskConf,
-    /** The connection the message goes to. */
-    readonly connection: ComchConnection,
-    private message: Uint8Array,
-  ) {
+  private conn!: ComchConnection;
+  private message!: Uint8Array;
+
+  /** @internal use `server.taskSendAllocInit` / `client.taskSendAllocInit` (the pool makes and recycles these). */
+  constructor(ctx: ComchCtx, conf: TaskConf) {
     super(ctx, conf);
+  }
+
+  /** @internal what an allocation sets (a recycled object gets every field anew). */
+  _init(connection: ComchConnection, message: Uint8Array): void {
+    this.conn = connection;
+    this.message = message;
+  }
+
+  /** The connection the message goes to (the one given to `*_task_send_alloc_init`). */
+  get connection(): ComchConnection {
+    return this.conn;
   }
 
   /** `doca_comch_task_send_as_task`: the task itself (TypeScript needs no upcast). */
@@ -50,6 +58,6 @@ export class ComchSendTask extends Task {
   }
 
   _execute(): void {
-    this.connection._send(this);
+    this.conn._send(this);
   }
 }

@@ -95,6 +95,8 @@ export abstract class Context {
   /** What observers of the fabric see of this context (fabric/stats.ts); subclasses make a real one. */
   protected stat: StatRecord = detachedRecord();
   private readonly sourceList = new Set<WakeSource>();
+  /** The same sources as an array, replaced (never mutated) when one comes or goes: polled by index, no iterator per poll. */
+  private sourceArray: readonly WakeSource[] = [];
   private readonly readySources = new Fifo<WakeSource>();
   /** @internal in its engine's ready list. */
   _queued = false;
@@ -282,7 +284,8 @@ export abstract class Context {
 
   /** @internal looks at every source once (queueing what they hold; nothing runs): the engine's first sleep. */
   _pollEverySource(): void {
-    for (const source of this.sourceList) if (source._pollSource()) this._sourceReady(source);
+    const sources = this.sourceArray;
+    for (let i = 0; i < sources.length; i++) if (sources[i]!._pollSource()) this._sourceReady(sources[i]!);
   }
 
   /** @internal a source of this context rang (or has work): look at it in the next `progress()`. */
@@ -324,6 +327,7 @@ export abstract class Context {
     if (!this.engine) throw new DocaError('NOT_CONNECTED', call, `${this.name} is not connected to a progress engine`);
     const ref = this.engine._addSource(this, source, call);
     this.sourceList.add(source);
+    this.sourceArray = [...this.sourceList];
     this._sourceReady(source);
     return ref;
   }
@@ -331,6 +335,7 @@ export abstract class Context {
   /** Forgets a source (it will not be looked at again; a ring still in flight is dropped). */
   protected removeSource(source: WakeSource): void {
     if (!this.sourceList.delete(source)) return;
+    this.sourceArray = [...this.sourceList];
     this.engine?._removeSource(source);
   }
 
@@ -365,15 +370,17 @@ export abstract class Context {
     return this.confs.get(type);
   }
 
-  /** Takes a task from its type's pool (`*_alloc_init`): NO_MEMORY when exhausted or not configured. */
+  /**
+   * Takes a task from its type's pool (`*_alloc_init`): NO_MEMORY when exhausted or not configured. The
+   * task may be a recycled object (TaskConf.take): the caller initializes every field of its type.
+   * `make` makes a new object when the pool needs one: a function the context keeps, not a closure per call.
+   */
   protected allocTask<T extends Task>(call: string, type: string, make: (conf: TaskConf) => T): T {
     this.requireRunning(call);
     const conf = this.confs.get(type);
     if (!conf) throw new DocaError('NO_MEMORY', call, `no ${type} tasks were configured before start`);
     if (conf.live >= conf.capacity) throw new DocaError('NO_MEMORY', call, `all ${conf.capacity} ${type} tasks are allocated`);
-    const task = make(conf);
-    conf.live++;
-    return task;
+    return conf.take(make) as T;
   }
 
   /** Queues a task's completion for `progress()`; `err` undefined means success. */
@@ -459,7 +466,8 @@ export abstract class Context {
   /** Looks at the sources that rang (or at all of them while the engine polls everything) until one queues work. */
   private pollSources(): void {
     if (this.engine?._pollsAll) {
-      for (const source of this.sourceList) source._pollSource();
+      const sources = this.sourceArray;
+      for (let i = 0; i < sources.length; i++) sources[i]!._pollSource();
       for (let s = this.readySources.shift(); s; s = this.readySources.shift()) s._ready = false;
       return;
     }

@@ -2,11 +2,21 @@
  * DOCA tasks (doca_pe.h): allocated from a per-type pool sized by `*_set_conf`, submitted, completed
  * through the success or error callback inside `ProgressEngine.progress()`, then resubmitted or freed.
  *
- * A freed task object is never handed out again (the pool counts tasks, it does not recycle objects), so
- * using a task after `free()` is always a clear BAD_STATE error, never a silent use of another task.
+ * The pool recycles task objects, as DOCA's does, so that a task per message allocates nothing in steady
+ * state: it makes objects as they are first needed, up to `num_tasks` (at most POOL_FRESH), and then
+ * hands out the one freed longest ago. So a task used after `free()` is a clear BAD_STATE error until
+ * that many other allocations have passed (DOCA C promises nothing of a freed task); after that the
+ * object is another allocation's task, as a freed pointer is in C.
  */
 import type { Context } from './ctx.js';
 import { DocaError, type DocaErrorName } from './error.js';
+import { Fifo } from './fifo.js';
+
+/**
+ * Task objects a pool makes before it recycles (when `num_tasks` is larger): how many allocations a
+ * freed task stays detectably freed for, at most. Bounds the objects a pool of a million tasks keeps.
+ */
+export const POOL_FRESH = 4096;
 
 /** `doca_task_completion_cb_t`: one shape for success and error callbacks. */
 export type TaskCompletionCb<T> = (task: T, taskUserData: unknown, ctxUserData: unknown) => void;
@@ -15,6 +25,10 @@ export type TaskCompletionCb<T> = (task: T, taskUserData: unknown, ctxUserData: 
 export class TaskConf<T extends Task = Task> {
   /** Tasks of this type allocated and not yet freed. */
   live = 0;
+  /** Task objects made so far. */
+  private made = 0;
+  /** Freed task objects, oldest first: what `take` recycles. */
+  private readonly freed = new Fifo<T>();
 
   constructor(
     /** Task type name for messages, e.g. 'send'. */
@@ -23,6 +37,27 @@ export class TaskConf<T extends Task = Task> {
     readonly onError: TaskCompletionCb<T>,
     readonly capacity: number,
   ) {}
+
+  /**
+   * A task object for an allocation (the caller checked `live < capacity`): a new one until
+   * min(capacity, POOL_FRESH) were made, then the one freed longest ago, revived as just allocated.
+   */
+  take(make: (conf: TaskConf<T>) => T): T {
+    const task = this.made >= this.capacity || (this.made >= POOL_FRESH && this.freed.length > 0) ? this.freed.shift() : undefined;
+    this.live++;
+    if (task) {
+      task._revive();
+      return task;
+    }
+    this.made++;
+    return make(this);
+  }
+
+  /** @internal a task was freed: it goes to the back of the queue. */
+  _release(task: T): void {
+    this.live--;
+    this.freed.push(task);
+  }
 }
 
 const ALLOCATED = 0;
@@ -115,7 +150,7 @@ export abstract class Task {
     this.check('doca_task_free');
     if (this.state === SUBMITTED) throw new DocaError('BAD_STATE', 'doca_task_free', `${this.conf.type} task is submitted; free it in its completion callback`);
     this.state = FREED;
-    this.conf.live--;
+    this.conf._release(this);
     this.context._taskFreed();
   }
 
@@ -136,6 +171,15 @@ export abstract class Task {
   /** Throws BAD_STATE unless the task may be used (not freed). */
   protected check(call: string): void {
     if (this.state === FREED) throw new DocaError('BAD_STATE', call, `${this.conf.type} task was freed`);
+  }
+
+  /** @internal the pool hands this freed object out again: as a fresh allocation (the subclass's init follows). */
+  _revive(): void {
+    this.state = ALLOCATED;
+    this.queued = false;
+    this.err = undefined;
+    this.settle = undefined;
+    this.userData = undefined;
   }
 
   /** @internal called by the context once it accepted the submission. */

@@ -144,7 +144,16 @@ export function livenessTick(): void {
   if ((watched.size > 0 || passHook) && performance.now() >= nextPass) pass();
 }
 
+/** Passes made so far: an answer taken in the same pass is as fresh as the cadence's (no clock read). */
+let passes = 0;
+
+/** How many liveness passes this thread has made (a hot path keeps an "alive" answer until it moves). */
+export function livenessPasses(): number {
+  return passes;
+}
+
 function pass(): void {
+  passes++;
   nextPass = performance.now() + LIVENESS_INTERVAL_MS;
   const verdict = new Map<string, boolean>();
   for (const w of [...watched]) {

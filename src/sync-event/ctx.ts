@@ -6,7 +6,7 @@
  */
 import { Context, CtxState, type WakeSource } from '../core/ctx.js';
 import { DocaError } from '../core/error.js';
-import type { Task, TaskCompletionCb } from '../core/task.js';
+import type { Task, TaskCompletionCb, TaskConf } from '../core/task.js';
 import type { BellRef } from '../fabric/doorbell.js';
 import type { StatRecord } from '../fabric/stats.js';
 import { Counter } from '../fabric/stats.js';
@@ -58,6 +58,14 @@ const MAX_TASKS = 1 << 16;
  */
 export class SyncEventContext extends Context implements WakeSource {
   private waits: SyncEventTaskWait[] = [];
+  /** What each task pool calls for a new object (functions made once, not a closure per allocation). */
+  private readonly make = {
+    get: (conf: TaskConf) => new SyncEventTaskGet(this, conf),
+    notifySet: (conf: TaskConf) => new SyncEventTaskNotifySet(this, conf),
+    notifyAdd: (conf: TaskConf) => new SyncEventTaskNotifyAdd(this, conf),
+    waitEq: (conf: TaskConf) => new SyncEventTaskWaitEq(this, conf),
+    waitNeq: (conf: TaskConf) => new SyncEventTaskWaitNeq(this, conf),
+  };
   private bellRef: BellRef | undefined;
   private unwatchExporter: () => void = () => {};
   /** @internal */
@@ -102,35 +110,45 @@ export class SyncEventContext extends Context implements WakeSource {
 
   /** `doca_sync_event_task_get_alloc_init`: the value read is `task.getRetVal()` after completion. */
   taskGetAllocInit(userData?: unknown): SyncEventTaskGet {
-    return this.allocTask('doca_sync_event_task_get_alloc_init', 'get', (conf) => new SyncEventTaskGet(this, conf, userData));
+    const task = this.allocTask('doca_sync_event_task_get_alloc_init', 'get', this.make.get);
+    task._init(userData);
+    return task;
   }
 
   /** `doca_sync_event_task_notify_set_alloc_init`. */
   taskNotifySetAllocInit(setVal: bigint | number, userData?: unknown): SyncEventTaskNotifySet {
     const call = 'doca_sync_event_task_notify_set_alloc_init';
     const v = toU64(call, 'value', setVal);
-    return this.allocTask(call, 'notify_set', (conf) => new SyncEventTaskNotifySet(this, conf, v, userData));
+    const task = this.allocTask(call, 'notify_set', this.make.notifySet);
+    task._init(v, userData);
+    return task;
   }
 
   /** `doca_sync_event_task_notify_add_alloc_init`: the value before the add is `task.getFetchedVal()`. */
   taskNotifyAddAllocInit(incVal: bigint | number, userData?: unknown): SyncEventTaskNotifyAdd {
     const call = 'doca_sync_event_task_notify_add_alloc_init';
     const v = toU64(call, 'value', incVal);
-    return this.allocTask(call, 'notify_add', (conf) => new SyncEventTaskNotifyAdd(this, conf, v, userData));
+    const task = this.allocTask(call, 'notify_add', this.make.notifyAdd);
+    task._init(v, userData);
+    return task;
   }
 
   /** `doca_sync_event_task_wait_eq_alloc_init`: mask of 0, 1, 2, 4 or 8 consecutive 0xff bytes. */
   taskWaitEqAllocInit(waitVal: bigint | number, mask: bigint | number, userData?: unknown): SyncEventTaskWaitEq {
     const call = 'doca_sync_event_task_wait_eq_alloc_init';
     const [v, m] = this.waitArgs(call, waitVal, mask);
-    return this.allocTask(call, 'wait_eq', (conf) => new SyncEventTaskWaitEq(this, conf, v, m, userData));
+    const task = this.allocTask(call, 'wait_eq', this.make.waitEq);
+    task._init(v, m, userData);
+    return task;
   }
 
   /** `doca_sync_event_task_wait_neq_alloc_init`. */
   taskWaitNeqAllocInit(waitVal: bigint | number, mask: bigint | number, userData?: unknown): SyncEventTaskWaitNeq {
     const call = 'doca_sync_event_task_wait_neq_alloc_init';
     const [v, m] = this.waitArgs(call, waitVal, mask);
-    return this.allocTask(call, 'wait_neq', (conf) => new SyncEventTaskWaitNeq(this, conf, v, m, userData));
+    const task = this.allocTask(call, 'wait_neq', this.make.waitNeq);
+    task._init(v, m, userData);
+    return task;
   }
 
   // ---- for the tasks ------------------------------------------------------------------------------

@@ -4,13 +4,12 @@ import { checkTaskMask, toMask, toU64, type WaitOp } from './condition.js';
 import type { SyncEventContext } from './ctx.js';
 
 abstract class SyncEventTask extends Task {
+  /** @internal the pool makes and recycles these; an allocation then sets its fields (`_init`). */
   constructor(
     protected readonly ctx: SyncEventContext,
     conf: TaskConf,
-    userData: unknown,
   ) {
     super(ctx, conf);
-    this.userData = userData;
   }
 
   /** `doca_sync_event_task_*_as_doca_task`. */
@@ -33,6 +32,12 @@ abstract class SyncEventTask extends Task {
  */
 export class SyncEventTaskGet extends SyncEventTask {
   private value = 0n;
+
+  /** @internal what an allocation sets. */
+  _init(userData: unknown): void {
+    this.value = 0n;
+    this.userData = userData;
+  }
 
   /** `doca_sync_event_task_get_get_ret_val_ptr`: the value read (valid after completion). */
   getRetVal(): bigint {
@@ -57,9 +62,12 @@ export class SyncEventTaskGet extends SyncEventTask {
  * ```
  */
 export class SyncEventTaskNotifySet extends SyncEventTask {
-  /** @internal use `ctx.taskNotifySetAllocInit`. */
-  constructor(ctx: SyncEventContext, conf: TaskConf, private setVal: bigint, userData: unknown) {
-    super(ctx, conf, userData);
+  private setVal = 0n;
+
+  /** @internal what an allocation sets (`ctx.taskNotifySetAllocInit`). */
+  _init(setVal: bigint, userData: unknown): void {
+    this.setVal = setVal;
+    this.userData = userData;
   }
 
   /** `doca_sync_event_task_notify_set_get_set_val`. */
@@ -93,10 +101,13 @@ export class SyncEventTaskNotifySet extends SyncEventTask {
  */
 export class SyncEventTaskNotifyAdd extends SyncEventTask {
   private fetched = 0n;
+  private incVal = 0n;
 
-  /** @internal use `ctx.taskNotifyAddAllocInit`. */
-  constructor(ctx: SyncEventContext, conf: TaskConf, private incVal: bigint, userData: unknown) {
-    super(ctx, conf, userData);
+  /** @internal what an allocation sets (`ctx.taskNotifyAddAllocInit`). */
+  _init(incVal: bigint, userData: unknown): void {
+    this.incVal = incVal;
+    this.fetched = 0n;
+    this.userData = userData;
   }
 
   /** `doca_sync_event_task_notify_add_get_inc_val`. */
@@ -137,9 +148,14 @@ export abstract class SyncEventTaskWait extends SyncEventTask {
   /** @internal The comparison the task waits for. */
   abstract readonly op: WaitOp;
 
-  /** @internal use `ctx.taskWaitEqAllocInit` / `ctx.taskWaitNeqAllocInit`. */
-  constructor(ctx: SyncEventContext, conf: TaskConf, private waitVal: bigint, private mask: bigint, userData: unknown) {
-    super(ctx, conf, userData);
+  private waitVal = 0n;
+  private mask = 0n;
+
+  /** @internal what an allocation sets (`ctx.taskWaitEqAllocInit` / `ctx.taskWaitNeqAllocInit`). */
+  _init(waitVal: bigint, mask: bigint, userData: unknown): void {
+    this.waitVal = waitVal;
+    this.mask = mask;
+    this.userData = userData;
   }
 
   /** `doca_sync_event_task_wait_{eq,neq}_get_wait_val`. */

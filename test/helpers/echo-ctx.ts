@@ -7,10 +7,11 @@ import { DocaError } from '../../src/core/error.js';
 import { Task, type TaskCompletionCb, type TaskConf } from '../../src/core/task.js';
 
 export class EchoTask extends Task {
+  value = 0;
+
   constructor(
     private readonly echo: EchoCtx,
     conf: TaskConf,
-    readonly value: number,
   ) {
     super(echo, conf);
   }
@@ -27,6 +28,7 @@ export class EchoCtx extends Context {
   stopDone = false;
   held: EchoTask[] = [];
   refuseNextSubmit: DocaError | undefined;
+  private readonly makeTask = (conf: TaskConf): EchoTask => new EchoTask(this, conf);
 
   constructor(confError: 'BAD_STATE' | 'NOT_PERMITTED' = 'BAD_STATE') {
     super('echo ctx', confError);
@@ -37,7 +39,9 @@ export class EchoCtx extends Context {
   }
 
   taskEchoAllocInit(value: number): EchoTask {
-    return this.allocTask('echo_task_alloc_init', 'echo', (conf) => new EchoTask(this, conf, value));
+    const task = this.allocTask('echo_task_alloc_init', 'echo', this.makeTask);
+    task.value = value;
+    return task;
   }
 
   setSomething(): void {
