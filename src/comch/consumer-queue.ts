@@ -184,6 +184,11 @@ export class ConsumerQueue {
     this.head = (this.head + 1) | 0;
   }
 
+  /** The position of the oldest posted buffer (it moves on with every completion). */
+  get headPosition(): number {
+    return this.head;
+  }
+
   /** Posted buffers not yet completed. */
   get outstanding(): number {
     return (this.tail - this.head) | 0;

@@ -43,6 +43,9 @@ const { POSTED, RECEIVED, RECEIVED_BYTES } = Counter.CONSUMER;
 const log = sdkLogSource('comch_consumer');
 /** A claim whose producer never said who it is (it died between claiming and writing its name). */
 const ANONYMOUS_CLAIM_MS = 1000;
+/** claimDead's tick, and the ticks after which an anonymous claim is dead (ANONYMOUS_TICKS - 1 whole ticks >= ANONYMOUS_CLAIM_MS). */
+const ANONYMOUS_TICK_MS = 250;
+const ANONYMOUS_TICKS = ANONYMOUS_CLAIM_MS / ANONYMOUS_TICK_MS + 1;
 /** Looks at claims of one producer that claimDead answers from its last "alive" before it asks again. */
 const CLAIMER_LOOKS = 4096;
 
@@ -76,7 +79,21 @@ export class ComchConsumer extends ComchEndpoint {
   private registered = false;
   /** Posted tasks a producer claimed before the stop: they complete when filled, not with the flush. */
   private readonly held = new Set<ComchConsumerPostRecvTask>();
+  /** claimDead's clock for anonymous claims: the position being timed, the tick it was first seen at, ticks so far. */
+  private anonymousAt: number | undefined;
   private anonymousSince = 0;
+  private anonymousTicks = 0;
+  private anonymousTimer: NodeJS.Timeout | undefined;
+  /** One tick: time passes for the claim being timed; look at it again; tick on while there is one. */
+  private readonly anonymousTick = (): void => {
+    this.anonymousTicks++;
+    if (this.anonymousAt === undefined) {
+      this.anonymousTimer = undefined;
+      return;
+    }
+    this._sourceReady(this);
+    this.anonymousTimer!.refresh();
+  };
   /** The last claimer found alive, and in which liveness pass (claimDead). */
   private aliveClaimer = 0;
   private aliveClaimerPass = 0;
@@ -235,6 +252,9 @@ export class ComchConsumer extends ComchEndpoint {
   }
 
   protected override _onIdle(): void {
+    clearTimeout(this.anonymousTimer);
+    this.anonymousTimer = undefined;
+    this.anonymousAt = undefined;
     if (this.table.connected) this.table.setState(this.entry, CONSUMER.CREATED);
     this.queue?.segment.close();
     this.queue = undefined;
@@ -310,7 +330,7 @@ export class ComchConsumer extends ComchEndpoint {
   private claimDead(q: ConsumerQueue): boolean {
     const claimer = q.claimedBy();
     if (claimer === undefined) {
-      this.anonymousSince = 0;
+      this.anonymousAt = undefined;
       return false;
     }
     if (claimer > 0) {
@@ -326,13 +346,20 @@ export class ComchConsumer extends ComchEndpoint {
       this.aliveClaimerLooks = 0;
       return !alive;
     }
-    const now = performance.now();
-    if (this.anonymousSince === 0) {
-      this.anonymousSince = now;
-      setTimeout(() => this._sourceReady(this), ANONYMOUS_CLAIM_MS + 10).unref(); // look again then
+    // Anonymous (claimed, not yet named): a producer between its claim and its name, for nanoseconds,
+    // unless it died there. A busy consumer on a loaded machine catches producers in that window often,
+    // so a poll reads no clock and arms no timer per claim: a tick every ANONYMOUS_TICK_MS, running
+    // only while some claim was seen anonymous, counts time and looks again; the claim at one position
+    // still anonymous ANONYMOUS_TICKS ticks after it was first seen (>= ANONYMOUS_CLAIM_MS) is dead.
+    const at = q.headPosition;
+    if (this.anonymousAt !== at) {
+      this.anonymousAt = at;
+      this.anonymousSince = this.anonymousTicks;
+      if (!this.anonymousTimer) this.anonymousTimer = setTimeout(this.anonymousTick, ANONYMOUS_TICK_MS).unref();
+      return false;
     }
-    if (now - this.anonymousSince < ANONYMOUS_CLAIM_MS) return false;
-    this.anonymousSince = 0;
+    if (this.anonymousTicks - this.anonymousSince < ANONYMOUS_TICKS) return false;
+    this.anonymousAt = undefined;
     return true;
   }
 
