@@ -82,7 +82,7 @@ export interface ComchReceived {
   buf: DocaBuf;
   /** `buf.getData()`: a view of what arrived, valid until the next message is asked for. */
   data: Uint8Array;
-  /** The immediate data, if the producer sent any. */
+  /** The immediate data, if the producer sent any: a copy, yours to keep (the task's own is reused). */
   immData: Uint8Array | undefined;
   /** The sending producer's id (`doca_comch_consumer_task_post_recv_get_producer_id`). */
   producerId: number;
@@ -127,7 +127,7 @@ export function consumerMessages(consumer: ComchConsumer, bufs: DocaBuf[], optio
           if (closed) return task.free();
           previous = task;
           const buf = task.getBuf();
-          it.deliver({ buf, data: buf.getData(), immData: task.getImmData(), producerId: task.getProducerId() });
+          it.deliver({ buf, data: buf.getData(), immData: task.getImmData()?.slice(), producerId: task.getProducerId() });
         },
         (err: unknown) => {
           head.task.free();
