@@ -19,7 +19,8 @@ import { DpaCompletion } from '../src/dpa/completion.js';
 import { DpaNotificationCompletion } from '../src/dpa/notification-completion.js';
 import type { Dpa } from '../src/dpa/dpa.js';
 import { EU, H, OBJ, RPC, RpcState, WorkKind } from '../src/dpa/layout.js';
-import { ASYNC_OPS, ATTACHED, ObjState, ThreadState } from '../src/dpa/objects.js';
+import { ASYNC_OPS, ATTACHED, COMPLETION, CONSUMER_COMPLETION, ObjState, ThreadState } from '../src/dpa/objects.js';
+import { ComchConsumerCompletion } from '../src/dpa/consumer-completion.js';
 import { DpaThread } from '../src/dpa/thread.js';
 import type { Segment } from '../src/fabric/segment.js';
 import { Faults } from '../src/fabric/faults/api.js';
@@ -308,4 +309,36 @@ test('an object\'s state word overwritten in shared memory does not keep its own
   consumer.destroy(); // IN_USE before, and its stop() then threw a TypeError (no queue)
   thread.stop();
   thread.destroy();
+});
+
+test('geometry words overwritten after an EU checked and cached them still end their object (UNEXPECTED): the cache is keyed by their values', { timeout: 30_000 }, async (t) => {
+  dpaFabric(t, { numEus: 1 });
+  const dev = openDeviceByPci('03:00.0');
+  const dpa = startDpa(t, dev, 'hostile');
+  const r = dpa._running('test');
+  const gate = event(t, dev, dpa, 'subscriber');
+  gate.updateSet(1n);
+  const cq = DpaCompletion.create(dpa, 4);
+  onCleanup(t, quietly(() => cq.destroy()));
+  const ops2 = DpaAsyncOps.create(dpa, 4, 6);
+  onCleanup(t, quietly(() => ops2.destroy()));
+  cq.start();
+  onCleanup(t, quietly(() => cq.stop()));
+  ops2.attach(cq);
+  ops2.start();
+  onCleanup(t, quietly(() => ops2.stop()));
+  assert.equal(dpa.rpc('try_post_wait', ops2.getDpaHandle(), gate.getDpaHandle(dpa), 0n), 0n);
+  const element = dpa.rpc('take_element', cq.getDpaHandle());
+  assert.equal(dpa.rpc('element_user_data', element), 6n, 'read once: its ring checked and cached');
+  r.tables.view.setUint32(r.objects.at(cq.index, COMPLETION.SIZE), 3, true);
+  assert.equal(dpa.rpc('element_user_data', element), BigInt(1e9 + E.DOCA_ERROR_UNEXPECTED), 'a size no ring has: refused');
+  const { thread } = notifiedThread(t, dpa, 'count');
+  const cc = ComchConsumerCompletion.create(dpa);
+  onCleanup(t, quietly(() => cc.destroy()));
+  cc.setDpaThread(thread);
+  cc.start();
+  onCleanup(t, quietly(() => cc.stop()));
+  assert.equal(dpa.rpc('drain_cc', cc.getDpaHandle()), 0n, 'nothing waits: its geometry checked and cached');
+  r.tables.view.setUint32(r.objects.at(cc.index, CONSUMER_COMPLETION.RETURNED), 0xfffffff0, true);
+  assert.equal(dpa.rpc('drain_cc', cc.getDpaHandle()), BigInt(1e9 + E.DOCA_ERROR_UNEXPECTED), 'a returned ring outside the arena: refused');
 });

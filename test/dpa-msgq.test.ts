@@ -243,7 +243,7 @@ test('a consumer completion activates its thread only while armed; re-arming aft
   await eventually(() => c.counter.get() === 3n, 'the activation after re-arming: both waiting receives');
 });
 
-test('immediate data views are valid until the completion is acked, then detached', { timeout: 30_000 }, async (t) => {
+test('immediate data views are valid until the completion is acked, reused after, detached once their context stops', { timeout: 30_000 }, async (t) => {
   dpaFabric(t, { numEus: 1 });
   const dev = openDeviceByPci('03:00.0');
   const dpa = startDpa(t, dev, 'msgq');
@@ -252,9 +252,15 @@ test('immediate data views are valid until the completion is acked, then detache
   dpa.rpc('try_ack', c.consumer.getDpaHandle(), 2n);
   assert.equal(c.send(new Uint8Array(32).fill(0x41)), 'ok');
   assert.equal(c.send(new Uint8Array(5).fill(0x42)), 'ok');
-  assert.equal(dpa.rpc('take_one', c.cc.getDpaHandle(), c.consumer.getDpaHandle()), BigInt(0x41 * 1e6 + 32 * 1000 + 0), '32 bytes before the ack, none after');
-  assert.equal(dpa.rpc('take_one', c.cc.getDpaHandle(), c.consumer.getDpaHandle()), BigInt(0x42 * 1e6 + 5 * 1000 + 0));
+  assert.equal(dpa.rpc('take_one', c.cc.getDpaHandle(), c.consumer.getDpaHandle()), BigInt(0x41 * 1e6 + 32 * 1000 + 32), '32 bytes before the ack, and after (DOCA promises them until the ack)');
+  assert.equal(dpa.rpc('take_one', c.cc.getDpaHandle(), c.consumer.getDpaHandle()), BigInt(0x42 * 1e6 + 5 * 1000 + 5));
   assert.equal(dpa.rpc('take_one', c.cc.getDpaHandle(), c.consumer.getDpaHandle()), 0n, 'nothing else came');
+  assert.equal(dpa.rpc('last_view_length'), 5n);
+  c.consumer.stop();
+  c.consumer.destroy();
+  c.cc.stop();
+  dpa.rpc('last_view_length'); // a run ends: the unit detaches the views of contexts that changed
+  assert.equal(dpa.rpc('last_view_length'), 0n, 'detached once its context stopped');
 });
 
 test('DPA producer: is_consumer_empty, sends that complete, and SEND_ERR when the CPU consumer posted nothing', { timeout: 30_000 }, async (t) => {

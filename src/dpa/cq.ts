@@ -57,32 +57,47 @@ export function setActivationTimer(fn: (deliver: () => void, ms: number) => void
 export function activateAttached(dpa: DpaTables, index: number): void {
   const thread = dpa.load(index, ATTACHED.THREAD) - 1;
   if (thread < 0 || !dpa.live(thread, dpa.load(index, ATTACHED.THREAD_GEN)) || dpa.u32(thread, OBJ.KIND) !== ObjKind.THREAD) return;
-  const activate = () => {
-    if (!dpa.sched.activateThread(thread)) dpa.fault(thread, 'UNEXPECTED', `its state word holds ${dpa.load(thread, OBJ.STATE)}, no thread state: it cannot be activated`);
-  };
-  if (!faultsActive) return activate();
-  faultEvent('doca_dpa', 'dpa_activation', dpa, activate, later);
+  if (!faultsActive) return activateThread(dpa, thread);
+  faultEvent('doca_dpa', 'dpa_activation', dpa, () => activateThread(dpa, thread), later);
 }
 
-/** Arms object `index`; activates at once if `pending` says completions already wait. */
-export function requestNotification(dpa: DpaTables, index: number, pending: () => boolean): void {
+function activateThread(dpa: DpaTables, thread: number): void {
+  if (!dpa.sched.activateThread(thread)) dpa.fault(thread, 'UNEXPECTED', `its state word holds ${dpa.load(thread, OBJ.STATE)}, no thread state: it cannot be activated`);
+}
+
+/** Arms object `index`; activates at once if `pending(dpa, index, call)` says completions already wait. */
+export function requestNotification(dpa: DpaTables, index: number, pending: (dpa: DpaTables, index: number, call: string) => boolean, call: string): void {
   const armed = dpa.at(index, ATTACHED.ARMED) / 4;
   Atomics.store(dpa.i32, armed, 1);
-  if (pending() && Atomics.compareExchange(dpa.i32, armed, 1, 0) === 1) activateAttached(dpa, index);
+  if (pending(dpa, index, call) && Atomics.compareExchange(dpa.i32, armed, 1, 0) === 1) activateAttached(dpa, index);
+}
+
+/** A completion queue's ring as checked: its words as read then (the generation, size and offset). */
+export interface CqRing {
+  generation: number;
+  size: number;
+  base: number;
 }
 
 /**
  * The ring of completion queue `cq`: its size and byte offset, checked to lie in the arena (the owner
- * wrote them; a value that cannot be right ends the call with a DOCA error, not a stray access).
+ * wrote them; a value that cannot be right ends the call with a DOCA error, not a stray access). The
+ * check is made once per value of those words (and of the generation): later calls compare the words
+ * with what was checked. Its positions are checked on every call (they move).
  */
-function ring(dpa: DpaTables, cq: number, call: string): { size: number; base: number } {
+function ring(dpa: DpaTables, cq: number, call: string): CqRing {
   if (dpa.u32(cq, OBJ.KIND) !== ObjKind.COMPLETION) throw new DocaError('UNEXPECTED', call, `object ${cq}, named as a DPA completion, is a ${KIND_NAMES[dpa.u32(cq, OBJ.KIND)] ?? 'thing of no kind'}`);
   dpa.checkFault(cq, call);
+  const generation = dpa.load(cq, OBJ.GEN);
   const size = dpa.u32(cq, COMPLETION.SIZE);
-  if (!isPowerOfTwo(size) || size > MAX_QUEUE) throw new DocaError('UNEXPECTED', call, `the completion queue's entry says it holds ${size} elements, not a power of two up to ${MAX_QUEUE}`);
-  const base = dpa.arenaRange(dpa.u32(cq, COMPLETION.RING), size * CQE_SIZE, "the completion queue's ring", call);
+  const at = dpa.u32(cq, COMPLETION.RING);
+  let r = dpa.rings[cq];
+  if (r?.generation !== generation || r.size !== size || r.base !== at) {
+    if (!isPowerOfTwo(size) || size > MAX_QUEUE) throw new DocaError('UNEXPECTED', call, `the completion queue's entry says it holds ${size} elements, not a power of two up to ${MAX_QUEUE}`);
+    dpa.rings[cq] = r = { generation, size, base: dpa.arenaRange(at, size * CQE_SIZE, "the completion queue's ring", call) };
+  }
   checkPositions(dpa, cq, size, call);
-  return { size, base };
+  return r;
 }
 
 /**
@@ -120,15 +135,21 @@ export function postCqe(dpa: DpaTables, cq: number, type: number, userData: numb
   notifyAttached(dpa, cq);
 }
 
-/** The element at the head of `cq` (its byte offset and position) if one was posted; the read position moves on. */
-export function cqGet(dpa: DpaTables, cq: number, call: string): { at: number; position: number } | undefined {
+/** What `cqGet` returns when nothing was posted: no i32 (positions are, and cross -1 like any other). */
+export const NO_ELEMENT = 2 ** 32;
+
+/** The position of the element at the head of `cq` if one was posted (the read position moves on), else NO_ELEMENT. */
+export function cqGet(dpa: DpaTables, cq: number, call: string): number {
   const position = dpa.load(cq, COMPLETION.READ);
   const { size, base } = ring(dpa, cq, call);
   const at = slotAt(base, position, size, CQE_SIZE);
-  if (Atomics.load(dpa.i32, at / 4) !== ((position + 1) | 0)) return undefined;
+  if (Atomics.load(dpa.i32, at / 4) !== ((position + 1) | 0)) return NO_ELEMENT;
   dpa.store(cq, COMPLETION.READ, (position + 1) | 0);
-  return { at, position };
+  return position;
 }
+
+/** The size of `cq`'s ring, checked (what its element handles count positions by). */
+export const cqSize = (dpa: DpaTables, cq: number, call: string): number => ring(dpa, cq, call).size;
 
 /** Whether `cq` holds elements not yet returned. */
 export function cqPending(dpa: DpaTables, cq: number, call: string): boolean {
@@ -147,11 +168,11 @@ export function cqAck(dpa: DpaTables, cq: number, n: number, call: string): void
   dpa.store(cq, COMPLETION.ACK, (ack + n) | 0);
 }
 
-/** Byte offset of the element at `position` (for an element handle that was checked to be unacked). */
-export function cqElement(dpa: DpaTables, cq: number, position: number, call: string): number {
+/**
+ * Byte offset of the element an element handle names (`dpa.element` took it): checked to be returned
+ * and not yet acked, of that very completion.
+ */
+export function cqElement(dpa: DpaTables, cq: number, call: string): number {
   const { size, base } = ring(dpa, cq, call);
-  return slotAt(base, position, size, CQE_SIZE);
+  return slotAt(base, dpa.elementPosition(dpa.load(cq, COMPLETION.ACK), dpa.load(cq, COMPLETION.READ), size, call), size, CQE_SIZE);
 }
-
-/** The returned, not yet acked positions of completion queue `cq`: what its element handles may name. */
-export const cqWindow = (dpa: DpaTables, cq: number): { oldest: number; newest: number } => ({ oldest: dpa.load(cq, COMPLETION.ACK), newest: dpa.load(cq, COMPLETION.READ) });

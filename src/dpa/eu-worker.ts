@@ -202,11 +202,37 @@ class Unit {
     this.category = (this.category + 1) % 3;
     for (let k = 0; k < 3; k++) {
       const c = (this.category + k) % 3;
-      if (c === 0 && this.scan(layout.rpcBits, layout.dims.rpcs, (slot) => this.runRpc(slot))) return true;
-      if (c === 1 && this.scan(layout.launchBits, layout.dims.launches, (slot) => this.runLaunch(slot))) return true;
-      if (c === 2 && this.scan(layout.objectBits, layout.dims.objects, (index) => this.runThread(index))) return true;
+      if (c === 0 && this.scan(layout.rpcBits, layout.dims.rpcs, this.runRpcAt)) return true;
+      if (c === 1 && this.scan(layout.launchBits, layout.dims.launches, this.runLaunchAt)) return true;
+      if (c === 2 && this.scan(layout.objectBits, layout.dims.objects, this.runThreadAt)) return true;
     }
     return false;
+  }
+
+  // Made once: a closure per look would be garbage per activation.
+  private readonly runRpcAt = (slot: number): boolean => this.runRpc(slot);
+  private readonly runLaunchAt = (slot: number): boolean => this.runLaunch(slot);
+  private readonly runThreadAt = (index: number): boolean => this.runThread(index);
+  /** The work of a thread's run, reused (one run at a time on a unit); its u64 words as last read, by thread. */
+  /** What the last run returned (an RPC's result). */
+  private value: unknown;
+  private readonly threadWork: Work = { kind: WorkKind.THREAD, index: 0, rank: 0, threads: 1, local: 0n, finished: false };
+  private readonly words = new Map<number, { lo: number; hi: number; value: bigint }>();
+
+  /**
+   * The u64 at byte `at` of the DPA segment as a bigint, the same object while its value stays (a
+   * thread's argument and local storage are read at each activation; a fresh BigInt each time is garbage).
+   */
+  private u64At(at: number): bigint {
+    const v = this.eu.dpa.view;
+    const lo = v.getUint32(at, true);
+    const hi = v.getUint32(at + 4, true);
+    const known = this.words.get(at);
+    if (known !== undefined && known.lo === lo && known.hi === hi) return known.value;
+    const value = (BigInt(hi) << 32n) | BigInt(lo);
+    if (this.words.size >= 4096) this.words.clear();
+    this.words.set(at, { lo, hi, value });
+    return value;
   }
 
   /** Finds a set bit of the bitmap at `base` (from a rotating word) and runs it; true if one ran. */
@@ -235,9 +261,9 @@ class Unit {
     if (Atomics.compareExchange(dpa.i32, (base + RPC.STATE) / 4, RpcState.READY, RpcState.RUNNING) !== RpcState.READY) return false;
     const fn = this.fn(dpa.view.getUint32(base + RPC.FUNC, true));
     const args = this.readArgs(base + RPC.ARGS, dpa.view.getUint32(base + RPC.NARGS, true));
-    const result = this.run({ kind: WorkKind.RPC, index: slot, rank: 0, threads: 1, local: 0n, finished: false }, fn, args);
-    if (result !== undefined) {
-      const value = toU64(result.value);
+    if (this.run({ kind: WorkKind.RPC, index: slot, rank: 0, threads: 1, local: 0n, finished: false }, fn, args)) {
+      const value = toU64(this.value);
+      this.value = undefined;
       if (value === undefined) {
         Atomics.store(dpa.i32, (base + RPC.STATE) / 4, RpcState.FAILED);
       } else {
@@ -303,9 +329,12 @@ class Unit {
     const stat = dpa.u32(index, THREAD.STATS);
     if (stat !== 0 && stat <= STATS_SLOTS && this.stats) this.stats[counterOffset(stat - 1, Counter.DPA_THREAD.ACTIVATIONS) / 8]!++;
     const fn = this.fn(dpa.u32(index, THREAD.FUNC));
-    const work: Work = { kind: WorkKind.THREAD, index, rank: 0, threads: 1, local: dpa.view.getBigUint64(dpa.at(index, THREAD.LOCAL), true), finished: false };
+    const work = this.threadWork;
+    work.index = index;
+    work.local = this.u64At(dpa.at(index, THREAD.LOCAL));
+    work.finished = false;
     this.args.length = 1;
-    this.args[0] = dpa.view.getBigUint64(dpa.at(index, THREAD.ARG), true);
+    this.args[0] = this.u64At(dpa.at(index, THREAD.ARG));
     if (this.run(work, fn, this.args)) this.afterRun(index, work.finished);
     // Only now: the owner keeps a destroyed thread's entry from reuse while a unit still runs it (objects.ts).
     this.idle();
@@ -339,15 +368,15 @@ class Unit {
 
   /**
    * Runs DPA code to completion with the EU table saying what runs since when (the owner's watchdog
-   * reads it; the caller clears it with `idle()` once done with the work). Returns the value, or
-   * undefined when the run failed (the DPA then enters its fatal state).
+   * reads it; the caller clears it with `idle()` once done with the work). Returns true once it ran, or
+   * false when the run failed (the DPA then enters its fatal state). What it returned: `this.value`.
    */
-  private run(work: Work, fn: ((...args: bigint[]) => unknown) | undefined, args: bigint[]): { value: unknown } | undefined {
+  private run(work: Work, fn: ((...args: bigint[]) => unknown) | undefined, args: bigint[]): boolean {
     const dpa = this.eu.dpa;
     const entry = dpa.layout.eu(this.eu.index);
     if (!fn) {
       this.fatal('the owner asked for a function index the application does not have');
-      return undefined;
+      return false;
     }
     dpa.view.setFloat64(entry + EU.RUN_START, now(), true);
     Atomics.store(dpa.i32, (entry + EU.RUNNING) / 4, (work.kind << 24) | work.index);
@@ -356,12 +385,14 @@ class Unit {
     // this run: one activation woke one EU, so this EU passes the wake-up on to an idle one.
     if (Atomics.load(dpa.i32, H.READY / 4) !== 0) dpa.sched.wakeOne();
     dpa.sched.selfServing = false; // work this run makes must wake another EU: this one is busy
+    this.value = undefined;
     try {
-      return { value: fn(...args) };
+      this.value = fn(...args);
+      return true;
     } catch (err) {
-      if (err instanceof Unwind) return { value: undefined };
+      if (err instanceof Unwind) return true;
       this.fatal(describe(err), (err as Error)?.stack);
-      return undefined;
+      return false;
     } finally {
       this.eu.work = undefined;
       dpa.sched.selfServing = true;

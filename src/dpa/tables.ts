@@ -12,10 +12,19 @@ import type { Segment } from '../fabric/segment.js';
 import { type DpaLayout, KIND_NAMES, makeHandle, OBJ, splitHandle } from './layout.js';
 import { ObjectFields, ObjState } from './objects.js';
 import { Scheduler } from './scheduler.js';
+import type { CqRing } from './cq.js';
 
 const sdkLog = sdkLogSource('dpa');
 
 /** One thread's access to a started DPA's tables: handles resolved and entries checked (the file's header). */
+/**
+ * How element handles of a context of `size` elements count positions: modulo this power of two, at
+ * least 4 rings (an element acked up to 3 rings ago is still told from a returned one) and 256, at most
+ * the 16 bits a handle carries.
+ */
+export const elementPeriod = (size: number): number => Math.min(MAX_PERIOD, Math.max(256, size * 4));
+const MAX_PERIOD = 1 << 16;
+
 export class DpaTables extends ObjectFields {
   readonly u8: Uint8Array;
   readonly sched: Scheduler;
@@ -26,6 +35,15 @@ export class DpaTables extends ObjectFields {
   report: (text: string) => void = (text) => sdkLog.err(text);
   /** Handles already split (BigInt arithmetic costs more than the lookup); entries are still checked on every use. */
   private readonly split = new Map<bigint, HandleParts>();
+  /** By kind: the handle last split or issued and its parts (a `===` before the map: hot loops pass the same handles). */
+  private readonly lastHandle: (bigint | undefined)[] = [];
+  private readonly lastParts: (HandleParts | undefined)[] = [];
+  /** By context object: the element handles issued for it, reused (elementHandle). */
+  private readonly elements: ({ key: number; handles: bigint[]; parts: HandleParts[] } | undefined)[] = [];
+  /** @internal cq.ts: completion queues' rings as checked, by object index. */
+  readonly rings: (CqRing | undefined)[] = [];
+  /** The position field (low 16 bits) of the element handle `element` last took. */
+  private elementField = 0;
 
   constructor(
     segment: Segment,
@@ -43,14 +61,7 @@ export class DpaTables extends ObjectFields {
    * unless `started` is false) object.
    */
   resolve(handle: unknown, kind: number, call: string, started = true): number {
-    let parts = typeof handle === 'bigint' ? this.split.get(handle) : undefined;
-    if (!parts) {
-      parts = splitHandle(handle);
-      if (parts) {
-        if (this.split.size >= 4096) this.split.clear();
-        this.split.set(handle as bigint, parts);
-      }
-    }
+    const parts = this.parts(handle, kind);
     if (!parts) throw new DocaError('INVALID_VALUE', call, `${hex(handle)} is not a handle (a u64 bigint)`);
     if (parts.tag !== this.tag) throw new DocaError('INVALID_VALUE', call, `handle ${hex(handle)} belongs to another DPA`);
     if (parts.kind !== kind) throw new DocaError('INVALID_VALUE', call, `handle ${hex(handle)} is a ${KIND_NAMES[parts.kind] ?? `kind ${parts.kind}`} handle, not a ${KIND_NAMES[kind]} handle`);
@@ -64,6 +75,25 @@ export class DpaTables extends ObjectFields {
     if (started && state !== ObjState.STARTED) throw new DocaError('BAD_STATE', call, `the ${KIND_NAMES[kind]} of handle ${hex(handle)} is not started`);
     this.checkFault(parts.index, call);
     return parts.index;
+  }
+
+  /** The fields of `handle` (expected of `kind`), split once per value; undefined for what is no handle. */
+  private parts(handle: unknown, kind: number): HandleParts | undefined {
+    if (handle === this.lastHandle[kind] && handle !== undefined) return this.lastParts[kind];
+    let parts = typeof handle === 'bigint' ? this.split.get(handle) : undefined;
+    if (!parts) {
+      parts = splitHandle(handle);
+      if (!parts) return undefined;
+      this.remember(handle as bigint, parts);
+    }
+    this.lastHandle[kind] = handle as bigint;
+    this.lastParts[kind] = parts;
+    return parts;
+  }
+
+  private remember(handle: bigint, parts: HandleParts): void {
+    if (this.split.size >= 4096) this.split.clear();
+    this.split.set(handle, parts);
   }
 
   /**
@@ -102,19 +132,39 @@ export class DpaTables extends ObjectFields {
     return offset;
   }
 
-  /** The handle of the element at `position` of context object `index` (a completion's or a consumer completion's). */
-  elementHandle(kind: number, index: number, position: number): bigint {
-    return makeHandle(this.tag, kind, index, (((this.load(index, OBJ.GEN) >>> 1) & 0xff) << 16) | (position & 0xffff));
+  /**
+   * The handle of the element at `position` of context object `index` (a completion's or a consumer
+   * completion's), whose ring holds `size` elements: its position field is the position modulo
+   * `elementPeriod(size)`, so that a context's handles repeat and each is made once (no BigInt per
+   * element) and kept with its parts, which `element` then finds without splitting it.
+   */
+  elementHandle(kind: number, index: number, position: number, size: number): bigint {
+    const period = elementPeriod(size);
+    const incarnation = (this.load(index, OBJ.GEN) >>> 1) & 0xff;
+    const key = (incarnation << 24) | (kind << 17) | period;
+    let made = this.elements[index];
+    if (made?.key !== key) this.elements[index] = made = { key, handles: [], parts: [] };
+    const field = position & (period - 1);
+    let handle = made.handles[field];
+    let parts = made.parts[field];
+    if (handle === undefined || parts === undefined) {
+      const generation = (incarnation << 16) | field;
+      made.handles[field] = handle = makeHandle(this.tag, kind, index, generation);
+      made.parts[field] = parts = { tag: this.tag, kind, index, generation };
+      this.remember(handle, parts);
+    }
+    this.lastHandle[kind] = handle;
+    this.lastParts[kind] = parts;
+    return handle;
   }
 
   /**
-   * The context object and position an element handle names, if it is one of `kind` (an element kind)
-   * of a live, started `of` object at the incarnation it was made in, and its position is among the
-   * `[oldest, newest)` that context holds: INVALID_VALUE for what is not such a handle, BAD_STATE for an
-   * element of a destroyed context or one already acked (or never returned).
+   * The context object an element handle names, if it is one of `kind` (an element kind) of a live,
+   * started `of` object at the incarnation it was made in: INVALID_VALUE for what is not such a handle,
+   * BAD_STATE for an element of a destroyed or stopped context. Its position: `elementPosition`.
    */
-  element(handle: unknown, kind: number, of: number, window: (index: number) => { oldest: number; newest: number }, call: string): { index: number; position: number } {
-    const parts = splitHandle(handle);
+  element(handle: unknown, kind: number, of: number, call: string): number {
+    const parts = this.parts(handle, kind);
     if (!parts || parts.tag !== this.tag || parts.kind !== kind || parts.index >= this.layout.dims.objects) {
       throw new DocaError('INVALID_VALUE', call, `${hex(handle)} is not a ${KIND_NAMES[kind]} of this DPA`);
     }
@@ -125,10 +175,18 @@ export class DpaTables extends ObjectFields {
       throw new DocaError('BAD_STATE', call, `${hex(handle)} is an element of a ${KIND_NAMES[of]} that was stopped or destroyed`);
     }
     this.checkFault(index, call);
-    const { oldest, newest } = window(index);
-    const back = ((newest - (parts.generation & 0xffff) - 1) & 0xffff) + 1;
-    if (back > ((newest - oldest) | 0)) throw new DocaError('BAD_STATE', call, `${hex(handle)} was acked (or never returned)`);
-    return { index, position: (newest - back) | 0 };
+    this.elementField = parts.generation & 0xffff;
+    return index;
+  }
+
+  /**
+   * The position of the element `element` just took, in a context of `size` elements whose returned,
+   * not yet acked ones are `[oldest, newest)`: BAD_STATE for one already acked (or never returned).
+   */
+  elementPosition(oldest: number, newest: number, size: number, call: string): number {
+    const back = ((newest - this.elementField - 1) & (elementPeriod(size) - 1)) + 1;
+    if (back > ((newest - oldest) | 0)) throw new DocaError('BAD_STATE', call, `the element (position field ${this.elementField}) was acked (or never returned)`);
+    return (newest - back) | 0;
   }
 
   u32(index: number, field: number): number {

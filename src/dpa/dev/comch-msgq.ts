@@ -29,6 +29,7 @@ import { OBJ, ObjKind } from '../layout.js';
 import { ATTACHED, COMPLETION, CONSUMER, CONSUMER_COMPLETION, MAX_QUEUE, ObjState, PRODUCER, RETURNED_SIZE } from '../objects.js';
 import { SubmitFlag } from './core.js';
 import { current, type Eu, u32, u64 } from './runtime.js';
+import type { DpaTables } from '../tables.js';
 
 /** Consumers of one completion context (dpa/consumer-completion.ts takes at most this many). */
 const MAX_CONSUMERS = 1 << 10;
@@ -37,8 +38,8 @@ const ANONYMOUS_CLAIM_MS = 1000;
 const NO_CAPS = { maxNumTasks: 0, maxBufSize: 0, maxImmDataLen: MAX_IMM, maxConsumers: 0, maxProducers: 0 };
 /** DOCA: DMA addresses must be 128-byte aligned (unaligned ones corrupt data or hang the DPA). */
 const DMA_ALIGN = 128n;
-/** Bytes of one batch's memory (one WebAssembly page). */
-const IMM_BATCH = 65536;
+/** Bytes of a WebAssembly memory page. */
+const PAGE = 65536;
 const WRITE = AccessFlag.LOCAL_READ_WRITE | AccessFlag.PCI_READ_WRITE | AccessFlag.RDMA_WRITE;
 
 interface Queue {
@@ -66,23 +67,30 @@ interface Producer {
 }
 
 /**
- * Immediate data copies handed out for one completion context, in a WebAssembly memory: growing it by
- * nothing detaches every view of it at once (cheaply), after which its bytes can serve new copies.
+ * A consumer completion context as this EU checked it: its geometry (the words the owner wrote at its
+ * start, checked once per value of them and of its generation; later calls compare the words), and the
+ * immediate data views handed out for it.
  */
-interface ImmBatch {
-  cc: number;
-  ccGeneration: number;
-  /** One past the newest returned position a view of it holds; detached once the acks reach it. */
-  upTo: number;
-  memory: WebAssemblyMemory;
-  used: number;
-  live: boolean;
+interface Cc {
+  generation: number;
+  /** MAX_RECV, RETURNED, MAX_CONSUMERS and LIST as read (and checked). */
+  max: number;
+  base: number;
+  consumers: number;
+  list: number;
+  /** Immediate data copies: one MAX_IMM-byte place per returned ring position, in a memory detached (`grow(0)`) once the context changes. */
+  memory: WebAssemblyMemory | undefined;
+  /** Views of those places, by place * (MAX_IMM + 1) + length, made once each. */
+  views: (Uint8Array | undefined)[];
 }
 
 interface State {
-  queues: Map<number, Queue>;
-  producers: Map<number, Producer>;
-  batches: ImmBatch[];
+  /** By object index. */
+  queues: (Queue | undefined)[];
+  producers: (Producer | undefined)[];
+  ccs: (Cc | undefined)[];
+  /** The contexts of `ccs` whose views are out (to detach them once the context changes). */
+  withViews: number[];
   /** DPA consumers' MsgQs (to find who claimed a receive, and to expire an ended consumer). */
   registries: Map<number, { generation: number; table: EndpointTable }>;
   /** Claims without a claimer's name, by consumer, generation and position: when this unit first saw them. */
@@ -96,7 +104,7 @@ interface WebAssemblyMemory {
   grow(pages: number): number;
 }
 
-const state = (eu: Eu): State => (eu.comch ??= { queues: new Map(), producers: new Map(), batches: [], registries: new Map(), anonymous: new Map() }) as State;
+const state = (eu: Eu): State => (eu.comch ??= { queues: [], producers: [], ccs: [], withViews: [], registries: new Map(), anonymous: new Map() }) as State;
 
 // ---- consumers -----------------------------------------------------------------------------------
 
@@ -104,11 +112,11 @@ const state = (eu: Eu): State => (eu.comch ??= { queues: new Map(), producers: n
 function queueOf(eu: Eu, consumer: number, call: string): Queue {
   const comch = state(eu);
   const generation = eu.dpa.load(consumer, OBJ.GEN);
-  const known = comch.queues.get(consumer);
+  const known = comch.queues[consumer];
   if (known?.generation === generation && !known.segment.closed) return known;
   if (known) {
     known.segment.close();
-    comch.queues.delete(consumer);
+    comch.queues[consumer] = undefined;
   }
   const segment = Segment.open(decodeDescriptor(eu.dpa.view, eu.dpa.at(consumer, CONSUMER.QUEUE), call), call, ['consumer']);
   const slots = eu.dpa.u32(consumer, CONSUMER.SLOTS);
@@ -120,7 +128,7 @@ function queueOf(eu: Eu, consumer: number, call: string): Queue {
     throw new DocaError('UNEXPECTED', call, `the consumer's queue is unusable: ${(err as Error).message}`);
   }
   const queue: Queue = { generation, segment, i32: segment.i32, view: new DataView(segment.u8.buffer), slots };
-  comch.queues.set(consumer, queue);
+  comch.queues[consumer] = queue;
   return queue;
 }
 
@@ -143,17 +151,48 @@ export function comchConsumerAck(consumerHandle: bigint, n: number | bigint): vo
   post(queue, tail, count);
 }
 
-/** The started consumers of completion context `cc` (object indices), but those that were ended. */
-function consumersOf(eu: Eu, cc: number, call: string): number[] {
-  const max = eu.dpa.u32(cc, CONSUMER_COMPLETION.MAX_CONSUMERS);
-  if (max < 1 || max > MAX_CONSUMERS) throw new DocaError('UNEXPECTED', call, `the completion context's entry names ${max} consumers, not 1 to ${MAX_CONSUMERS}`);
-  const list = eu.dpa.arenaRange(eu.dpa.u32(cc, CONSUMER_COMPLETION.LIST), max * 8, "the completion context's consumer list", call);
-  const out: number[] = [];
-  for (let i = 0; i < max; i++) {
-    const consumer = Atomics.load(eu.dpa.i32, (list + i * 8) / 4) - 1;
-    if (consumer >= 0 && eu.dpa.live(consumer, Atomics.load(eu.dpa.i32, (list + i * 8) / 4 + 1)) && eu.dpa.u32(consumer, OBJ.KIND) === ObjKind.CONSUMER && eu.dpa.load(consumer, OBJ.STATE) === ObjState.STARTED && !eu.dpa.faulted(consumer)) out.push(consumer);
-  }
-  return out;
+/**
+ * Completion context `cc` as checked (`Cc`): not ended; its consumer list and returned ring in the arena,
+ * at most MAX_CONSUMERS consumers and a power of two of receives up to MAX_QUEUE (else UNEXPECTED).
+ */
+function ccOf(eu: Eu, cc: number, call: string): Cc {
+  const dpa = eu.dpa;
+  dpa.checkFault(cc, call);
+  const comch = state(eu);
+  const generation = dpa.load(cc, OBJ.GEN);
+  const max = dpa.u32(cc, CONSUMER_COMPLETION.MAX_RECV);
+  const base = dpa.u32(cc, CONSUMER_COMPLETION.RETURNED);
+  const consumers = dpa.u32(cc, CONSUMER_COMPLETION.MAX_CONSUMERS);
+  const list = dpa.u32(cc, CONSUMER_COMPLETION.LIST);
+  const known = comch.ccs[cc];
+  if (known?.generation === generation && known.max === max && known.base === base && known.consumers === consumers && known.list === list) return known;
+  if (consumers < 1 || consumers > MAX_CONSUMERS) throw new DocaError('UNEXPECTED', call, `the completion context's entry names ${consumers} consumers, not 1 to ${MAX_CONSUMERS}`);
+  dpa.arenaRange(list, consumers * 8, "the completion context's consumer list", call);
+  if (!isPowerOfTwo(max) || max > MAX_QUEUE) throw new DocaError('UNEXPECTED', call, `the completion context's entry names ${max} receives, not a power of two up to ${MAX_QUEUE}`);
+  dpa.arenaRange(base, max * RETURNED_SIZE, "the completion context's returned ring", call);
+  if (known) forgetViews(known);
+  const checked: Cc = { generation, max, base, consumers, list, memory: undefined, views: [] };
+  comch.ccs[cc] = checked;
+  return checked;
+}
+
+/** Detaches the immediate data views handed out for a context that changed (or of an EU that leaves). */
+function forgetViews(c: Cc): void {
+  c.memory?.grow(0);
+  c.memory = undefined;
+  c.views.length = 0;
+}
+
+/**
+ * The consumer at place `i` of context `c`'s list if it is started, of this incarnation, and not ended;
+ * -1 otherwise (a free place, or one another thread wrote: the list's words are checked on every use).
+ */
+function listed(eu: Eu, c: Cc, i: number): number {
+  const dpa = eu.dpa;
+  const at = (c.list + i * 8) / 4;
+  const consumer = Atomics.load(dpa.i32, at) - 1;
+  if (consumer >= 0 && dpa.live(consumer, Atomics.load(dpa.i32, at + 1)) && dpa.u32(consumer, OBJ.KIND) === ObjKind.CONSUMER && dpa.load(consumer, OBJ.STATE) === ObjState.STARTED && !dpa.faulted(consumer)) return consumer;
+  return -1;
 }
 
 /**
@@ -171,7 +210,10 @@ function atHead(eu: Eu, consumer: number, queue: Queue, call: string): number {
 const DEAD = -2;
 
 function anyFilled(eu: Eu, cc: number, call: string): boolean {
-  for (const consumer of consumersOf(eu, cc, call)) {
+  const c = ccOf(eu, cc, call);
+  for (let i = 0; i < c.consumers; i++) {
+    const consumer = listed(eu, c, i);
+    if (consumer < 0) continue;
     const generation = eu.dpa.load(consumer, OBJ.GEN);
     try {
       if (atHead(eu, consumer, queueOf(eu, consumer, call), call) !== -1) return true;
@@ -186,22 +228,19 @@ function anyFilled(eu: Eu, cc: number, call: string): boolean {
 const stillStarted = (eu: Eu, index: number, generation: number): boolean => eu.dpa.load(index, OBJ.GEN) === generation && eu.dpa.load(index, OBJ.STATE) === ObjState.STARTED;
 
 /**
- * Completion context `cc`'s ring of returned receives, checked: in the arena, and its head and tail no
- * more than the ring apart, tail not behind head (else the context is ended: UNEXPECTED).
+ * Completion context `cc`, checked (`ccOf`), and its ring of returned receives: head and tail no more
+ * than the ring apart, tail not behind head (else the context is ended: UNEXPECTED).
  */
-function returnedRing(eu: Eu, cc: number, call: string): { max: number; base: number } {
+function returnedRing(eu: Eu, cc: number, call: string): Cc {
   const dpa = eu.dpa;
-  dpa.checkFault(cc, call);
-  const max = dpa.u32(cc, CONSUMER_COMPLETION.MAX_RECV);
-  if (!isPowerOfTwo(max) || max > MAX_QUEUE) throw new DocaError('UNEXPECTED', call, `the completion context's entry names ${max} receives, not a power of two up to ${MAX_QUEUE}`);
-  const base = dpa.arenaRange(dpa.u32(cc, CONSUMER_COMPLETION.RETURNED), max * RETURNED_SIZE, "the completion context's returned ring", call);
+  const c = ccOf(eu, cc, call);
   const head = dpa.load(cc, CONSUMER_COMPLETION.RET_HEAD);
   const tail = dpa.load(cc, CONSUMER_COMPLETION.RET_TAIL);
-  if (((tail - head) | 0) < 0 || ((tail - head) | 0) > max) {
-    dpa.fault(cc, 'UNEXPECTED', `its returned ring says ${(tail - head) | 0} receives are returned in ${max}`);
+  if (((tail - head) | 0) < 0 || ((tail - head) | 0) > c.max) {
+    dpa.fault(cc, 'UNEXPECTED', `its returned ring says ${(tail - head) | 0} receives are returned in ${c.max}`);
     dpa.checkFault(cc, call);
   }
-  return { max, base };
+  return c;
 }
 
 /**
@@ -313,13 +352,16 @@ export function comchConsumerGetCompletion(completionHandle: bigint): bigint | u
   const eu = current(call);
   const dpa = eu.dpa;
   const cc = dpa.resolve(completionHandle, ObjKind.CONSUMER_COMPLETION, call);
-  const { max, base } = returnedRing(eu, cc, call);
+  const c = returnedRing(eu, cc, call);
+  const { max, base } = c;
   const tail = dpa.load(cc, CONSUMER_COMPLETION.RET_TAIL);
   if (((tail - dpa.load(cc, CONSUMER_COMPLETION.RET_HEAD)) | 0) >= max) return undefined; // ack some first
-  const consumers = consumersOf(eu, cc, call);
+  const places = c.consumers;
   const cursor = dpa.load(cc, CONSUMER_COMPLETION.CURSOR) >>> 0; // in DPA memory: any value is a valid start
-  for (let k = 0; k < consumers.length; k++) {
-    const consumer = consumers[(cursor + k) % consumers.length]!;
+  for (let k = 0; k < places; k++) {
+    const place = (cursor + k) % places;
+    const consumer = listed(eu, c, place);
+    if (consumer < 0) continue;
     const queue = queueOf(eu, consumer, call);
     let at = atHead(eu, consumer, queue, call);
     if (at === DEAD && skipDeadClaim(eu, consumer, queue)) at = atHead(eu, consumer, queue, call);
@@ -335,55 +377,65 @@ export function comchConsumerGetCompletion(completionHandle: bigint): bigint | u
     Atomics.store(dpa.i32, returnedAt / 4 + 1, head);
     dpa.store(consumer, CONSUMER.HEAD, (head + 1) | 0);
     dpa.store(cc, CONSUMER_COMPLETION.RET_TAIL, (tail + 1) | 0);
-    dpa.store(cc, CONSUMER_COMPLETION.CURSOR, (cursor + k + 1) % consumers.length);
-    return dpa.elementHandle(ObjKind.CONSUMER_ELEMENT, cc, tail);
+    dpa.store(cc, CONSUMER_COMPLETION.CURSOR, (place + 1) % places);
+    return dpa.elementHandle(ObjKind.CONSUMER_ELEMENT, cc, tail, max);
   }
   return undefined;
 }
 
-/** The slot a consumer completion element names (returned, not yet acked, of that very context). */
-function element(eu: Eu, handle: bigint, call: string): { queue: Queue; at: number; cc: number; position: number } {
+/** What `element` found last (one EU runs one call at a time): the context, its checked geometry, the position, the consumer's queue. */
+const found = { cc: 0, c: undefined as unknown as Cc, position: 0, queue: undefined as unknown as Queue };
+
+/**
+ * The slot (byte offset in `found.queue`) of the receive a consumer completion element names (returned,
+ * not yet acked, of that very context); `found` says the rest.
+ */
+function element(eu: Eu, handle: bigint, call: string): number {
   const dpa = eu.dpa;
-  const window = (cc: number) => ({ oldest: dpa.load(cc, CONSUMER_COMPLETION.RET_HEAD), newest: dpa.load(cc, CONSUMER_COMPLETION.RET_TAIL) });
-  const { index: cc, position } = dpa.element(handle, ObjKind.CONSUMER_ELEMENT, ObjKind.CONSUMER_COMPLETION, window, call);
-  const { max, base } = returnedRing(eu, cc, call);
-  const returnedAt = slotAt(base, position, max, RETURNED_SIZE);
+  const cc = dpa.element(handle, ObjKind.CONSUMER_ELEMENT, ObjKind.CONSUMER_COMPLETION, call);
+  const c = returnedRing(eu, cc, call);
+  const position = dpa.elementPosition(dpa.load(cc, CONSUMER_COMPLETION.RET_HEAD), dpa.load(cc, CONSUMER_COMPLETION.RET_TAIL), c.max, call);
+  const returnedAt = slotAt(c.base, position, c.max, RETURNED_SIZE);
   const consumer = Atomics.load(dpa.i32, returnedAt / 4);
   if (!(consumer >= 0 && consumer < dpa.layout.dims.objects && dpa.u32(consumer, OBJ.KIND) === ObjKind.CONSUMER)) throw new DocaError('UNEXPECTED', call, `the returned element names object ${consumer}, which is no consumer`);
   const queue = queueOf(eu, consumer, call);
-  return { queue, at: slotOf(queue, Atomics.load(dpa.i32, returnedAt / 4 + 1)), cc, position };
+  found.cc = cc;
+  found.c = c;
+  found.position = position;
+  found.queue = queue;
+  return slotOf(queue, Atomics.load(dpa.i32, returnedAt / 4 + 1));
 }
 
 /**
  * `doca_dpa_dev_comch_consumer_get_completion_imm`: the immediate data of a receive, as a copy valid
- * until the completion is acked (`comchConsumerCompletionAck`); its memory is detached then.
+ * until the completion is acked (`comchConsumerCompletionAck`). Its view is the context's own for that
+ * place of its returned ring, made once: after the ack a later completion's data replaces it, and once
+ * the context is stopped, destroyed or reconfigured its views are detached (reads give nothing).
  */
 export function comchConsumerGetCompletionImm(elementHandle: bigint): Uint8Array {
   const call = 'doca_dpa_dev_comch_consumer_get_completion_imm';
   const eu = current(call);
-  const { queue, at, cc, position } = element(eu, elementHandle, call);
+  const at = element(eu, elementHandle, call);
+  const { c, position, queue } = found;
   const length = Math.min(MAX_IMM, queue.view.getUint32(at + Q.SLOT.IMM_LEN, true));
-  const comch = state(eu);
-  const ccGeneration = eu.dpa.load(cc, OBJ.GEN);
-  let batch = comch.batches.find((b) => b.cc === cc && b.used + MAX_IMM <= IMM_BATCH);
-  if (!batch) comch.batches.push((batch = { cc, ccGeneration, upTo: position, memory: new WebAssembly.Memory({ initial: 1, maximum: 1 }), used: 0, live: false }));
-  if (!batch.live) {
-    batch.live = true;
-    batch.ccGeneration = ccGeneration;
-    batch.upTo = position;
+  const place = position & (c.max - 1);
+  if (!c.memory) {
+    c.memory = new WebAssembly.Memory({ initial: Math.ceil((c.max * MAX_IMM) / PAGE), maximum: Math.ceil((c.max * MAX_IMM) / PAGE) });
+    state(eu).withViews.push(found.cc);
   }
-  const view = new Uint8Array(batch.memory.buffer, batch.used, length);
-  view.set(queue.segment.u8.subarray(at + Q.SLOT.IMM, at + Q.SLOT.IMM + length));
-  batch.used += MAX_IMM;
-  if (((position + 1 - batch.upTo) | 0) > 0) batch.upTo = (position + 1) | 0;
+  const key = place * (MAX_IMM + 1) + length;
+  const view = (c.views[key] ??= new Uint8Array(c.memory.buffer, place * MAX_IMM, length));
+  // A byte loop: at most MAX_IMM bytes, where a subarray and a set() would allocate.
+  const u8 = queue.segment.u8;
+  for (let i = 0, from = at + Q.SLOT.IMM; i < length; i++) view[i] = u8[from + i]!;
   return view;
 }
 
 /** `doca_dpa_dev_comch_consumer_get_completion_producer_id`. */
 export function comchConsumerGetCompletionProducerId(elementHandle: bigint): number {
   const call = 'doca_dpa_dev_comch_consumer_get_completion_producer_id';
-  const { queue, at } = element(current(call), elementHandle, call);
-  return queue.view.getUint32(at + Q.SLOT.PRODUCER, true);
+  const at = element(current(call), elementHandle, call);
+  return found.queue.view.getUint32(at + Q.SLOT.PRODUCER, true);
 }
 
 /** `doca_dpa_dev_comch_consumer_completion_ack`: frees the `n` oldest returned receives (INVALID_VALUE beyond those). */
@@ -408,7 +460,6 @@ export function comchConsumerCompletionAck(completionHandle: bigint, n: number |
     }
   }
   dpa.store(cc, CONSUMER_COMPLETION.RET_HEAD, (head + count) | 0);
-  sweepImm(eu);
 }
 
 /**
@@ -419,19 +470,28 @@ export function comchConsumerCompletionRequestNotification(completionHandle: big
   const call = 'doca_dpa_dev_comch_consumer_completion_request_notification';
   const eu = current(call);
   const cc = eu.dpa.resolve(completionHandle, ObjKind.CONSUMER_COMPLETION, call);
-  requestNotification(eu.dpa, cc, () => anyFilled(eu, cc, call));
+  requestNotification(eu.dpa, cc, ccPending, call);
 }
 
-/** @internal detaches the immediate data copies whose completions were acked (any EU may have acked). */
+/** Whether a receive waits for completion context `cc` (requestNotification's question). */
+const ccPending = (_dpa: DpaTables, cc: number, call: string): boolean => anyFilled(current(call), cc, call);
+
+/**
+ * @internal detaches the immediate data views of contexts that were stopped, destroyed or reconfigured
+ * since they were handed out (after each run: a context's owner may have changed it meanwhile).
+ */
 export function sweepImm(eu: Eu): void {
   const comch = eu.comch as State | undefined;
-  if (!comch) return;
-  for (const b of comch.batches) {
-    if (!b.live) continue;
-    if (eu.dpa.load(b.cc, OBJ.GEN) === b.ccGeneration && ((eu.dpa.load(b.cc, CONSUMER_COMPLETION.RET_HEAD) - b.upTo) | 0) < 0) continue;
-    b.memory.grow(0); // detaches every view handed out from it
-    b.live = false;
-    b.used = 0;
+  if (!comch || comch.withViews.length === 0) return;
+  const dpa = eu.dpa;
+  const list = comch.withViews;
+  for (let i = list.length - 1; i >= 0; i--) {
+    const cc = list[i]!;
+    const c = comch.ccs[cc];
+    if (c?.memory && dpa.load(cc, OBJ.GEN) === c.generation && dpa.load(cc, OBJ.STATE) === ObjState.STARTED && dpa.u32(cc, CONSUMER_COMPLETION.MAX_RECV) === c.max) continue;
+    if (c) forgetViews(c);
+    list[i] = list[list.length - 1]!;
+    list.pop();
   }
 }
 
@@ -474,20 +534,20 @@ export function pollConsumers(eu: Eu): void {
 function producerOf(eu: Eu, p: number, call: string): Producer {
   const comch = state(eu);
   const generation = eu.dpa.load(p, OBJ.GEN);
-  const known = comch.producers.get(p);
+  const known = comch.producers[p];
   if (known?.generation === generation) return known;
   if (known) forgetProducer(comch, p, known);
   const segment = decodeDescriptor(eu.dpa.view, eu.dpa.at(p, PRODUCER.MSGQ), call);
   const table = attach({ segment, side: 'client', id: eu.dpa.u32(p, PRODUCER.MSGQ_ID), msgq: true, caps: NO_CAPS }, call);
   const producer: Producer = { generation, table, targets: new Map() };
-  comch.producers.set(p, producer);
+  comch.producers[p] = producer;
   return producer;
 }
 
 function forgetProducer(comch: State, p: number, producer: Producer): void {
   for (const target of producer.targets.values()) forgetTarget(target);
   detach(producer.table);
-  comch.producers.delete(p);
+  comch.producers[p] = undefined;
 }
 
 function forgetTarget(target: Target): void {
@@ -631,9 +691,12 @@ export function comchProducerDmaCopy(
 export function closeComch(eu: Eu): void {
   const comch = eu.comch as State | undefined;
   if (!comch) return;
-  for (const queue of comch.queues.values()) queue.segment.close();
-  for (const [p, producer] of comch.producers) forgetProducer(comch, p, producer);
+  for (const queue of comch.queues) queue?.segment.close();
+  comch.producers.forEach((producer, p) => producer && forgetProducer(comch, p, producer));
   for (const { table } of comch.registries.values()) detach(table);
-  comch.queues.clear();
+  for (const c of comch.ccs) if (c) forgetViews(c);
+  comch.queues.length = 0;
+  comch.ccs.length = 0;
+  comch.withViews.length = 0;
   comch.registries.clear();
 }

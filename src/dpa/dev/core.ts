@@ -5,7 +5,7 @@
  */
 import { DocaError } from '../../core/error.js';
 import { yieldCpu } from '../../fabric/segment.js';
-import { activateAttached, cqAck, cqElement, cqGet, cqPending, cqWindow, requestNotification } from '../cq.js';
+import { activateAttached, cqAck, cqElement, cqGet, cqPending, cqSize, NO_ELEMENT, requestNotification } from '../cq.js';
 import { ObjKind, WorkKind } from '../layout.js';
 import { CQE } from '../objects.js';
 import { current, FINISH, RESCHEDULE, u32, u64, work } from './runtime.js';
@@ -73,15 +73,14 @@ export function getCompletion(completionHandle: bigint): bigint | undefined {
   const call = 'doca_dpa_dev_get_completion';
   const eu = current(call);
   const cq = eu.dpa.resolve(completionHandle, ObjKind.COMPLETION, call);
-  const got = cqGet(eu.dpa, cq, call);
-  return got && eu.dpa.elementHandle(ObjKind.COMPLETION_ELEMENT, cq, got.position);
+  const position = cqGet(eu.dpa, cq, call);
+  return position === NO_ELEMENT ? undefined : eu.dpa.elementHandle(ObjKind.COMPLETION_ELEMENT, cq, position, cqSize(eu.dpa, cq, call));
 }
 
 /** The byte offset of an element that was returned and not yet acked (of that very completion, not a later one at its index). */
 function element(handle: bigint, call: string): number {
   const dpa = current(call).dpa;
-  const { index, position } = dpa.element(handle, ObjKind.COMPLETION_ELEMENT, ObjKind.COMPLETION, (cq) => cqWindow(dpa, cq), call);
-  return cqElement(dpa, index, position, call);
+  return cqElement(dpa, dpa.element(handle, ObjKind.COMPLETION_ELEMENT, ObjKind.COMPLETION, call), call);
 }
 
 /** `doca_dpa_dev_get_completion_type`: `CompletionType` (SEND, SEND_ERR, ...). */
@@ -117,7 +116,7 @@ export function completionRequestNotification(completionHandle: bigint): void {
   const call = 'doca_dpa_dev_completion_request_notification';
   const eu = current(call);
   const cq = eu.dpa.resolve(completionHandle, ObjKind.COMPLETION, call);
-  requestNotification(eu.dpa, cq, () => cqPending(eu.dpa, cq, call));
+  requestNotification(eu.dpa, cq, cqPending, call);
 }
 
 /**
