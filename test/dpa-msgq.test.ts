@@ -20,6 +20,7 @@ import { ComchDpaConsumer } from '../src/dpa/comch-consumer.js';
 import { ComchDpaProducer } from '../src/dpa/comch-producer.js';
 import { DpaCompletion } from '../src/dpa/completion.js';
 import type { Dpa } from '../src/dpa/dpa.js';
+import { CQE_SIZE, RETURNED_SIZE } from '../src/dpa/objects.js';
 import { DpaThread } from '../src/dpa/thread.js';
 import { setStartPosition } from '../src/fabric/positions.js';
 import { SyncEvent } from '../src/sync-event/sync-event.js';
@@ -368,4 +369,40 @@ test('a completion queue whose positions start just below 2^32 shows no element 
     cq.stop();
     cq.destroy();
   }
+});
+
+test('a consumer completion restarted with more consumers and receives gets lists of the new sizes, not past its old ones', { timeout: 30_000 }, async (t) => {
+  dpaFabric(t, { numEus: 1 });
+  const dev = openDeviceByPci('03:00.0');
+  const dpa = startDpa(t, dev, 'msgq');
+  const thread = DpaThread.create(dpa);
+  onCleanup(t, () => thread.destroy());
+  thread.setFuncArg('counting_consumer', dpa.memAlloc(32));
+  const cc = ComchConsumerCompletion.create(dpa);
+  onCleanup(t, () => cc.destroy());
+  cc.setDpaThread(thread);
+  cc.setMaxNumConsumers(1);
+  cc.setMaxNumRecv(1);
+  cc.start();
+  // Allocated right after the first start's lists: what a restart writing past them would overwrite.
+  const neighbour = DpaCompletion.create(dpa, 4);
+  onCleanup(t, () => neighbour.destroy());
+  neighbour.start();
+  onCleanup(t, quietly(() => neighbour.stop()));
+  const ranges = () => {
+    const inner = cc as unknown as { list: number; returned: number };
+    return [
+      [inner.list, inner.list + cc.getMaxNumConsumers() * 8],
+      [inner.returned, inner.returned + cc.getMaxNumRecv() * RETURNED_SIZE],
+    ] as const;
+  };
+  const ring = (neighbour as unknown as { ring: number }).ring;
+  cc.stop();
+  cc.setMaxNumConsumers(64);
+  cc.setMaxNumRecv(64);
+  cc.start();
+  onCleanup(t, quietly(() => cc.stop()));
+  for (const [from, to] of ranges()) assert.ok(to <= ring || from >= ring + 4 * CQE_SIZE, `[${from}, ${to}) overlaps the neighbour's ring at ${ring}`);
+  const [[listFrom, listTo], [retFrom, retTo]] = ranges();
+  assert.ok(listTo <= retFrom || retTo <= listFrom, 'the two lists do not overlap');
 });

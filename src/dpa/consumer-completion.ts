@@ -30,6 +30,9 @@ export class ComchConsumerCompletion extends ThreadAttached {
   private immLen = MAX_IMM;
   private list: number | undefined;
   private returned: number | undefined;
+  /** The sizes `list` and `returned` were allocated for (a restart with larger settings allocates anew). */
+  private listFor = 0;
+  private returnedFor = 0;
 
   private constructor(dpa: Dpa) {
     super(dpa, ObjKind.CONSUMER_COMPLETION, 'doca_comch_consumer_completion_create');
@@ -92,8 +95,12 @@ export class ComchConsumerCompletion extends ThreadAttached {
     this.configurable(call);
     const run = this.dpa._running(call);
     if (!this.thread) throw new DocaError('BAD_STATE', call, `${this.name} has no DPA thread (setDpaThread)`);
-    this.list ??= run.arena.alloc(this.maxConsumers * 8);
-    this.returned ??= run.arena.alloc(this.maxRecv * RETURNED_SIZE);
+    // Kept across restarts while they are large enough: a restart with more consumers or receives than
+    // the first start allocated for gets new ranges (it would write past the old ones otherwise).
+    if (this.list !== undefined && this.listFor < this.maxConsumers) this.list = void run.arena.free(this.list);
+    if (this.returned !== undefined && this.returnedFor < this.maxRecv) this.returned = void run.arena.free(this.returned);
+    if (this.list === undefined) [this.list, this.listFor] = [run.arena.alloc(this.maxConsumers * 8), this.maxConsumers];
+    if (this.returned === undefined) [this.returned, this.returnedFor] = [run.arena.alloc(this.maxRecv * RETURNED_SIZE), this.maxRecv];
     if (this.list === undefined || this.returned === undefined) throw new DocaError('NO_MEMORY', call, `the DPA has no room for ${this.name}'s lists`);
     run.segment.u8.fill(0, this.list, this.list + this.maxConsumers * 8);
     const objects = run.objects;
