@@ -3,8 +3,8 @@
  * of SIZE bytes into a shared mapping made by Segment.create (what a producer copies into: the
  * consumer's posted buffers), walking SLOTS slots of SIZE bytes, the mapping's pages faulted in first.
  *   copy-peer SIZE SLOTS BATCH SAMPLES
- * Each sample times BATCH copies; the contenders take turns sample by sample; the first tenth of the
- * samples are dropped as warm-up (measure.ts) and the median of the rest, per copy, is reported:
+ * Each sample times BATCH copies; the contenders take turns sample by sample, in an order shuffled at
+ * each sample (the orders bench/c/copy.c takes); the first tenth of the samples are dropped as warm-up (measure.ts) and the median of the rest, per copy, is reported:
  *   set, buffer_copy           from a private Uint8Array (a user's payload): Uint8Array#set, and
  *                              Buffer#copy (Buffer.prototype.copy.call, as the producer calls it)
  *   set_mapped, buffer_copy_mapped  from a second segment (the producer's own mmap'd memory)
@@ -56,6 +56,23 @@ const viaLoop: Batch = (dst, src, size, slots, n) => {
   }
 };
 
+/** xorshift32 seeded with 1, as bench/c/copy.c shuffles. */
+let seed = 1;
+const next = () => {
+  seed ^= seed << 13;
+  seed ^= seed >>> 17;
+  seed ^= seed << 5;
+  return seed >>> 0;
+};
+
+/** Fisher-Yates: each sample's order, so that no contender always follows the same one or writes the same slots. */
+function shuffle(order: number[]): void {
+  for (let i = order.length - 1; i > 0; i--) {
+    const j = next() % (i + 1);
+    [order[i], order[j]] = [order[j]!, order[i]!];
+  }
+}
+
 const [size, slots, n, samples] = process.argv.slice(2).map(Number) as [number, number, number, number];
 const dstSeg = Segment.create('bench', size * slots);
 const srcSeg = Segment.create('bench', size);
@@ -74,8 +91,10 @@ try {
   const out: Record<string, { p50_ns: number; gbps: number }> = {};
   const measure = (group: Contender[]) => {
     const times = group.map(() => new Array<number>(samples));
+    const order = group.map((_, c) => c);
     for (let s = 0; s < samples; s++) {
-      for (let c = 0; c < group.length; c++) {
+      shuffle(order);
+      for (const c of order) {
         const [, batch, src] = group[c]!;
         const t0 = performance.now();
         batch(dst, src, size, slots, n);

@@ -7,7 +7,8 @@
  *   copy SIZE SLOTS BATCH SAMPLES
  * Each sample times BATCH copies; the first tenth of the samples are dropped as warm-up (as
  * bench/lib/measure.ts drops them) and the median of the rest, per copy, is reported. The contenders take
- * turns sample by sample, so that a change of load hits each alike:
+ * turns sample by sample, in an order shuffled at each sample, so that a change of load hits each alike
+ * and none always follows the same one or writes the same slots:
  *   memcpy          from a private malloc'd source (a user's payload)
  *   memmove         the same (V8's TypedArray#set of a non-overlapping array ends in memmove)
  *   memcpy_mapped   from a second mapping of the same kind (the producer's own mmap'd memory)
@@ -62,6 +63,27 @@ static double batch(int who, uint8_t *dst, const uint8_t *src, const uint8_t *ma
 	return (now_ns() - t0) / (double)n;
 }
 
+/* xorshift32 seeded with 1, as bench/copy-peer.ts shuffles. */
+static uint32_t seed = 1;
+static uint32_t next(void)
+{
+	seed ^= seed << 13;
+	seed ^= seed >> 17;
+	seed ^= seed << 5;
+	return seed;
+}
+
+/* Fisher-Yates: each sample's order, so that no contender always follows the same one or writes the same slots. */
+static void shuffle(int *order, int n)
+{
+	for (int i = n - 1; i > 0; i--) {
+		int j = (int)(next() % (uint32_t)(i + 1)), t = order[i];
+
+		order[i] = order[j];
+		order[j] = t;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 6 || strcmp(argv[1], "copy")) {
@@ -86,9 +108,14 @@ int main(int argc, char **argv)
 	for (int c = 0; c < CONTENDERS; c++)
 		t[c] = malloc(sizeof(double) * (size_t)samples);
 	size_t slot = 0;
-	for (int s = 0; s < samples; s++)
-		for (int c = 0; c < CONTENDERS; c++)
-			t[c][s] = batch(c, dst + HEADER, src, mapped + HEADER, size, slots, &slot, n);
+	int order[CONTENDERS];
+	for (int c = 0; c < CONTENDERS; c++)
+		order[c] = c;
+	for (int s = 0; s < samples; s++) {
+		shuffle(order, CONTENDERS);
+		for (int k = 0; k < CONTENDERS; k++)
+			t[order[k]][s] = batch(order[k], dst + HEADER, src, mapped + HEADER, size, slots, &slot, n);
+	}
 	int skip = samples / 10;
 	printf("{");
 	for (int c = 0; c < CONTENDERS; c++) {
