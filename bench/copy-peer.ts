@@ -5,8 +5,9 @@
  *   copy-peer SIZE SLOTS BATCH SAMPLES
  * Each sample times BATCH copies; the contenders take turns sample by sample, in an order shuffled at
  * each sample (the orders bench/c/copy.c takes); the first tenth of the samples are dropped as warm-up (measure.ts) and the median of the rest, per copy, is reported:
- *   set, buffer_copy           from a private Uint8Array (a user's payload): Uint8Array#set, and
- *                              Buffer#copy (Buffer.prototype.copy.call, as the producer calls it)
+ *   set, buffer_copy, copy_into  from a private Uint8Array (a user's payload): Uint8Array#set
+ *                              (`dst.set(src, at)`), Buffer#copy (Buffer.prototype.copy.call), and
+ *                              src/fabric/copy.ts's copyInto (set through a reference), what softdpu uses
  *   set_mapped, buffer_copy_mapped  from a second segment (the producer's own mmap'd memory)
  *   loop                       a byte loop from the private array, sizes up to 256 B only, measured
  *                              after the others (the same samples): its batches are 10 to 100 times
@@ -14,6 +15,7 @@
  * Prints {"<contender>":{"p50_ns","gbps"},...}. Each contender has its own function, so that each call
  * site sees one kind of copy.
  */
+import { copyInto } from '../src/fabric/copy.js';
 import { Segment, SEGMENT_HEADER_SIZE } from '../src/fabric/segment.js';
 import { percentiles } from './lib.js';
 
@@ -33,6 +35,12 @@ const viaSet: Batch = (dst, src, size, slots, n) => {
 const viaSetMapped: Batch = (dst, src, size, slots, n) => {
   for (let i = 0; i < n; i++) {
     dst.set(src, slot * size);
+    slot = slot + 1 === slots ? 0 : slot + 1;
+  }
+};
+const viaCopyInto: Batch = (dst, src, size, slots, n) => {
+  for (let i = 0; i < n; i++) {
+    copyInto(dst, src, slot * size);
     slot = slot + 1 === slots ? 0 : slot + 1;
   }
 };
@@ -85,6 +93,7 @@ try {
   const rotation: Contender[] = [
     ['set', viaSet, own],
     ['buffer_copy', viaCopy, own],
+    ['copy_into', viaCopyInto, own],
     ['set_mapped', viaSetMapped, mapped],
     ['buffer_copy_mapped', viaCopyMapped, mapped],
   ];

@@ -7,8 +7,8 @@
  * mmap'd memory). Node (copy-peer.ts) and C (bench/c/copy.c) make the same copies, the same number of
  * samples of the same batch, drop the same warm-up, and are pinned to the same CPU; each is run RUNS
  * times and the medians kept. The table gives each Node contender's p50 per copy and GB/s next to C's;
- * the lines after it compare Buffer#copy with Uint8Array#set (what src/comch/producer.ts chose between),
- * say from which size Node reaches memcpy, and what a copy costs Node beyond memcpy.
+ * the lines after it compare Buffer#copy and copyInto (src/fabric/copy.ts, what softdpu copies with)
+ * with Uint8Array#set, say from which size copyInto reaches memcpy, and what it costs beyond memcpy.
  */
 import { type Baseline, buildC, canPin, count, type Figure, hooks, medians, printScenarios, repeat, runNode, scenario, selected, sizeLabel } from './lib.js';
 
@@ -27,6 +27,7 @@ type Out = Record<string, { p50_ns: number; gbps: number }>;
 const CONTENDERS: [string, string, string][] = [
   ['set', 'Uint8Array#set', 'memcpy'],
   ['buffer_copy', 'Buffer#copy', 'memcpy'],
+  ['copy_into', 'copyInto (softdpu: set through a reference)', 'memcpy'],
   ['loop', 'byte loop', 'memcpy'],
   ['set_mapped', 'Uint8Array#set, source mapped', 'memcpy_mapped'],
   ['buffer_copy_mapped', 'Buffer#copy, source mapped', 'memcpy_mapped'],
@@ -71,24 +72,26 @@ export async function copyBench(): Promise<Record<string, unknown>> {
 }
 
 /**
- * What the sweep says: Buffer#copy next to Uint8Array#set per size (what src/comch/producer.ts chose
- * between), the smallest size from which the faster of the two is within 5 % of memcpy at every larger
- * size, what Node spends per copy beyond C's memcpy (the call's own cost), and the first copy into
- * untouched pages (C) next to the warm figures.
+ * What the sweep says: Buffer#copy and copyInto (what softdpu copies with) next to `dst.set` per size,
+ * copyInto over memcpy and the smallest size from which it stays within 5 % of it, what copyInto spends
+ * per copy beyond memcpy (the call's own cost), and the first copy into untouched pages (C) next to the
+ * warm figures.
  */
 function crossovers(sweep: Record<number, { node: Out; c: Out }>): { lines: string[]; figures: Record<string, unknown> } {
   const sizes = Object.keys(sweep).map(Number).sort((a, b) => a - b);
   if (!sizes.length) return { lines: [], figures: {} };
   const node = (size: number, key: string) => sweep[size]!.node[key]!;
   const c = (size: number) => sweep[size]!.c.memcpy!;
-  const best = (size: number) => Math.max(node(size, 'set').gbps, node(size, 'buffer_copy').gbps);
+  const vsC = (size: number) => node(size, 'copy_into').gbps / c(size).gbps;
   let reachesC: number | null = null;
-  for (let i = sizes.length - 1; i >= 0 && best(sizes[i]!) >= 0.95 * c(sizes[i]!).gbps; i--) reachesC = sizes[i]!;
+  for (let i = sizes.length - 1; i >= 0 && vsC(sizes[i]!) >= 0.95; i--) reachesC = sizes[i]!;
   const per = (f: (size: number) => string) => sizes.map((s) => `${sizeLabel(s)} ${f(s)}`).join(', ');
+  const over = (key: string) => per((s) => `${(node(s, key).gbps / node(s, 'set').gbps).toFixed(2)}x`);
   const lines = [
-    `Buffer#copy / Uint8Array#set: ${per((s) => `${(node(s, 'buffer_copy').gbps / node(s, 'set').gbps).toFixed(2)}x`)}`,
-    `the faster of the two / C memcpy: ${per((s) => `${(best(s) / c(s).gbps).toFixed(2)}x`)}; within 5 % ${reachesC === null ? 'at no size measured' : `from ${sizeLabel(reachesC)} up`}`,
-    `Uint8Array#set's p50 per copy minus memcpy's (the call's own cost): ${per((s) => `${(node(s, 'set').p50_ns - c(s).p50_ns).toFixed(1)} ns`)}`,
+    `Buffer#copy / Uint8Array#set: ${over('buffer_copy')}`,
+    `copyInto / Uint8Array#set: ${over('copy_into')}`,
+    `copyInto / C memcpy: ${per((s) => `${vsC(s).toFixed(2)}x`)}; within 5 % ${reachesC === null ? 'at no size measured' : `from ${sizeLabel(reachesC)} up`}`,
+    `copyInto's p50 per copy minus memcpy's (the call's own cost): ${per((s) => `${(node(s, 'copy_into').p50_ns - c(s).p50_ns).toFixed(1)} ns`)}`,
     `C memcpy into pages never touched (one copy, page faults included): ${per((s) => `${sweep[s]!.c.fresh!.gbps.toFixed(2)} GB/s`)}`,
   ];
   return { lines, figures: { reaches_memcpy_from: reachesC } };
