@@ -156,7 +156,7 @@ test('softdpu bench --quick: every scenario has a softdpu figure and its baselin
   }
   // Tables on stdout, the progress on stderr (not a terminal here: a line per step).
   assert.match(run.stdout, /^comch control path, cross-process/m);
-  assert.match(run.stderr, /^softdpu bench \d+:\d\d \[3\/12\] fastpath > bandwidth_65536$/m);
+  assert.match(run.stderr, /^softdpu bench \d+:\d\d \[3\/13\] fastpath > bandwidth_65536$/m);
 
   const doc = readXml(readFileSync(svg, 'utf8'));
   assert.equal(doc.root, 'svg');
