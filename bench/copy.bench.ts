@@ -57,7 +57,6 @@ export async function copyBench(): Promise<Record<string, unknown>> {
         count: samples * batch(size),
         unit: 'copies',
         size_bytes: size,
-        sweep: { id: `copy_${key}`, title: `copy into a shared mapping: ${label} next to C` },
         softdpu_label: label,
         softdpu: figure(f),
         baselines,
