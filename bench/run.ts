@@ -8,6 +8,7 @@ import { cpus, loadavg } from 'node:os';
 import { allocBench } from './alloc.bench.js';
 import { cBench } from './c.bench.js';
 import { comchBench } from './comch.bench.js';
+import { copyBench } from './copy.bench.js';
 import { dpaBench } from './dpa.bench.js';
 import { fabricBench } from './fabric.bench.js';
 import { fastpathBench } from './fastpath.bench.js';
@@ -39,6 +40,7 @@ export const benches: Record<string, () => Promise<Record<string, unknown>>> = {
   observe: observeBench,
   c: cBench,
   alloc: allocBench,
+  copy: copyBench,
 };
 
 export interface RunOptions {

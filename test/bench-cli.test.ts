@@ -100,7 +100,7 @@ test('softdpu bench --quick: every scenario has a softdpu figure and its baselin
     assert.ok(b.scenarios > 0, `benchmark ${name} recorded no scenario: measure through scenario() (bench/lib.ts)`);
     assert.ok(result.scenarios.some((s) => s.bench === name), `benchmark ${name} has no entry in scenarios`);
   }
-  for (const name of ['fabric', 'comch', 'fastpath', 'sync-event', 'idle', 'scale', 'threads', 'faults', 'dpa', 'observe', 'c', 'alloc']) assert.ok(result.benches[name], `benchmark ${name} ran`);
+  for (const name of ['fabric', 'comch', 'fastpath', 'sync-event', 'idle', 'scale', 'threads', 'faults', 'dpa', 'observe', 'c', 'alloc', 'copy']) assert.ok(result.benches[name], `benchmark ${name} ran`);
   assert.equal(new Set(result.scenarios.map((s) => s.id)).size, result.scenarios.length, 'scenario ids are unique');
   // Idle CPU can be 0 in a quiet second, and allocation 0 on a path that allocates nothing; every other
   // figure is a time or a rate.
@@ -156,7 +156,7 @@ test('softdpu bench --quick: every scenario has a softdpu figure and its baselin
   }
   // Tables on stdout, the progress on stderr (not a terminal here: a line per step).
   assert.match(run.stdout, /^comch control path, cross-process/m);
-  assert.match(run.stderr, /^softdpu bench \d+:\d\d \[3\/12\] fastpath > bandwidth_65536$/m);
+  assert.match(run.stderr, /^softdpu bench \d+:\d\d \[3\/13\] fastpath > bandwidth_65536$/m);
 
   const doc = readXml(readFileSync(svg, 'utf8'));
   assert.equal(doc.root, 'svg');

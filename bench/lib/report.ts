@@ -231,7 +231,7 @@ export function figureCell(metric: Metric, f: Figure): string {
   if (metric === 'p50_us') return `${(f.p50_us ?? NaN).toFixed(2)} / ${(f.p99_us ?? NaN).toFixed(2)}${f.p99_9_us === undefined ? '' : ` / ${f.p99_9_us.toFixed(2)}`} us`;
   if (metric === 'heap_bytes_per_msg') return allocCell(f);
   if (metric === 'cpu_pct') return `${(f.cpu_pct ?? NaN).toFixed(3)} %`;
-  if (metric === 'gbps') return gbps(f.gbps ?? NaN);
+  if (metric === 'gbps') return `${gbps(f.gbps ?? NaN)}${f.p50_us === undefined ? '' : `, p50 ${+f.p50_us.toPrecision(3)} us`}`;
   const x = (f[metric] ?? NaN) / 1e6;
   return `${x.toFixed(x < 0.1 ? 3 : 2)} M ${metric === 'ops_per_s' ? 'ops' : 'msg'}/s`;
 }

@@ -8,6 +8,7 @@ import type { DocaBuf } from '../core/buf.js';
 import { CtxState } from '../core/ctx.js';
 import { DocaError } from '../core/error.js';
 import type { TaskCompletionCb, TaskConf } from '../core/task.js';
+import { copyInto } from '../fabric/copy.js';
 import { PeerBell } from '../fabric/doorbell.js';
 import { descriptorKey, Segment, type SegmentDescriptor } from '../fabric/segment.js';
 import { Counter } from '../fabric/stats.js';
@@ -25,7 +26,6 @@ const { AGAIN, SENT, SENT_BYTES } = Counter.PRODUCER;
 
 const log = sdkLogSource('comch_producer');
 const NO_DATA = new Uint8Array(0);
-const copy = Buffer.prototype.copy as (this: Uint8Array, target: Uint8Array, targetStart: number) => number;
 
 interface Target {
   index: number;
@@ -146,9 +146,7 @@ export class ComchProducer extends ComchEndpoint {
     }
     if ('tooSmall' in claim) throw new DocaError('INVALID_VALUE', call, `a ${data.length}-byte payload exceeds consumer ${consumerId}'s next posted buffer (${claim.tooSmall} bytes)`);
     if ('bad' in claim) throw this.hostile(target, consumerId, claim.bad, call);
-    // Buffer#copy (one memcpy in C++) beats TypedArray#set for large payloads; set wins for small ones.
-    if (data.length >= 4096) copy.call(data, target.memory.u8, claim.offset);
-    else target.memory.u8.set(data, claim.offset);
+    copyInto(target.memory.u8, data, claim.offset);
     target.queue.fill(claim.slot, data.length, this.endpointId, imm.bytes, imm.length);
     target.bell.ring();
     this.stat.c[SENT]!++;

@@ -12,6 +12,7 @@
  * size are reported as corruption (the connection then ends); slots are computed locally, so nothing a
  * peer writes can move a read or a write outside the ring.
  */
+import { copyInto } from './copy.js';
 import type { Segment } from './segment.js';
 
 export const RING_HEADER_SIZE = 128;
@@ -98,7 +99,7 @@ export class RingWriter extends RingSide {
     const at = this.slotOffset(this.slot);
     this.view.setUint32(at, payload.length, true);
     this.view.setUint16(at + 4, type, true);
-    this.u8.set(payload, at + RECORD_HEADER_SIZE);
+    copyInto(this.u8, payload, at + RECORD_HEADER_SIZE);
     this.slot = this.slot + 1 === this.slots ? 0 : this.slot + 1;
     this.tail = (this.tail + 1) | 0;
     Atomics.store(this.i32, this.tailIndex, this.tail);
