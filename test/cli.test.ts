@@ -16,6 +16,14 @@ test('softdpu --help prints the commands and exits 0', { timeout: 10_000 }, asyn
   for (const word of ['devices', 'fabric clean', 'run --dpu CMD --host CMD', '--fabric', '--topology']) assert.ok(stdout.includes(word), word);
 });
 
+test('softdpu bench --help names every benchmark bench/run.ts has', { timeout: 10_000 }, async (t) => {
+  const { benches } = await import('../bench/run.js');
+  const { exit, stdout } = await runCli(t, ['bench', '--help']);
+  assert.equal(exit.code, 0);
+  const listed = /those named: ([^)]*)\)/.exec(stdout.replace(/\s+/g, ' '))?.[1] ?? '';
+  for (const name of Object.keys(benches)) assert.match(listed, new RegExp(`(^|, )${name}(:|,|$)`), `softdpu bench --help does not name ${name}`);
+});
+
 test('softdpu devices lists each device with side, names, representors and capabilities', { timeout: 10_000 }, async (t) => {
   const dir = tempFabricDir(t);
   const { exit, stdout } = await runCli(t, ['devices', '--fabric', dir]);

@@ -40,7 +40,8 @@ const HELP: [command: string, text: string][] = [
   sample NAME [flags]  run one of them (NAME -h for its help); it warns when a fault plan is in force`],
   ['bench', `  bench [NAME...] [--quick] [--filter REGEX] [--json FILE] [--plot FILE.svg|FILE.html]
                        the benchmarks (all, or those named: fabric, comch, fastpath, sync-event,
-                       idle, scale, threads, faults, dpa, observe, c: the C library), a table each; --quick a smoke
+                       idle, scale, threads, faults, dpa, observe, c: the C library, alloc: bytes
+                       allocated per message, copy: copies into shared memory), a table each; --quick a smoke
                        run, --filter the scenarios whose "bench/scenario" matches, --json every figure (- for
                        stdout), --plot latency and bandwidth against message size with the targets.
                        In a source checkout only (npm run bench)`],
