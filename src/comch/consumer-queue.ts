@@ -23,6 +23,7 @@
  * posted buffer's place in the memory segment before it claims, so a hostile consumer can make it fail
  * a send but never write outside that consumer's memory.
  */
+import { copyInto } from '../fabric/copy.js';
 import { SEGMENT_HEADER_SIZE, Segment } from '../fabric/segment.js';
 import { isPowerOfTwo, powerOfTwoAtLeast, slotAt, startPosition } from '../fabric/positions.js';
 
@@ -118,7 +119,8 @@ export class ConsumerQueue {
   private tail: number;
   private head: number;
   private readonly mask: number;
-  private readonly view: DataView;
+  /** The segment's words: a filled slot's immediate data is read through it (ImmData.copyFrom). */
+  readonly view: DataView;
   private readonly i32: Int32Array;
   /** What was posted in each slot, as this side knows it (never read back from shared memory). */
   private readonly capacity: number[];
@@ -285,14 +287,12 @@ export class QueueView {
     }
   }
 
-  /** Publishes a claimed slot as filled, with the first `immLen` bytes of `imm` (the caller then rings the consumer). */
-  fill(slot: number, length: number, producerId: number, imm: Uint8Array, immLen: number): void {
+  /** Publishes a claimed slot as filled, with `imm` (at most MAX_IMM bytes; the caller then rings the consumer). */
+  fill(slot: number, length: number, producerId: number, imm: Uint8Array | undefined): void {
     this.view.setUint32(slot + SLOT_LENGTH, length, true);
     this.view.setUint32(slot + SLOT_PRODUCER, producerId, true);
-    this.view.setUint32(slot + SLOT_IMM_LEN, immLen, true);
-    // A byte loop: at most MAX_IMM bytes, where a subarray and a set() would cost more (and allocate).
-    const u8 = this.segment.u8;
-    for (let i = 0, at = slot + SLOT_IMM; i < immLen; i++) u8[at + i] = imm[i]!;
+    this.view.setUint32(slot + SLOT_IMM_LEN, imm?.length ?? 0, true);
+    if (imm) copyInto(this.segment.u8, imm, slot + SLOT_IMM);
     Atomics.store(this.i32, (slot + SLOT_STATE) / 4, FILLED);
   }
 }

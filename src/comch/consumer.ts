@@ -288,7 +288,7 @@ export class ComchConsumer extends ComchEndpoint {
         return;
       }
       const task = this.posted.shift()!;
-      task._received(filled, q.segment.u8);
+      task._received(filled, q.view);
       q.release();
       this.completeTask(task);
       this.stat.c[RECEIVED]!++;
@@ -301,7 +301,7 @@ export class ComchConsumer extends ComchEndpoint {
     for (const task of this.held) {
       const filled = q.filled();
       if (filled && !filled.bad) {
-        task._received(filled, q.segment.u8);
+        task._received(filled, q.view);
         this.completeTask(task);
       } else if (filled || this.claimDead(q)) {
         if (filled) log.err(`consumer ${this.endpointId}: ${filled.bad}`);

@@ -3,13 +3,17 @@
  * `doca_comch_consumer_task_post_recv_get_imm_data`): the task's own copy, in storage the task keeps for
  * its life (MAX_IMM bytes), so that setting or receiving it allocates nothing. `get()` hands out a view of
  * that storage, made again only when the length changes: like DOCA's pointer into the task, it shows the
- * next message's data once the task is reused.
+ * next message's data once the task is reused. A send copies that view into the slot with one set();
+ * a receive copies the slot's bytes in 32-bit words (at most 8; a slot's immediate area is MAX_IMM
+ * bytes, so the last word never reads past it).
  */
+import { copyInto } from '../fabric/copy.js';
 import { MAX_IMM } from './consumer-queue.js';
 
 export class ImmData {
   /** The storage: the data is its first `length` bytes. */
   readonly bytes = new Uint8Array(MAX_IMM);
+  private readonly words = new DataView(this.bytes.buffer);
   /** Bytes held; -1 for none (DOCA: NULL, length 0). */
   private len = -1;
   private view: Uint8Array | undefined;
@@ -36,13 +40,17 @@ export class ImmData {
       this.len = -1;
       return;
     }
-    this.copyFrom(src, 0, src.length);
+    copyInto(this.bytes, src, 0);
+    this.len = src.length;
   }
 
-  /** Copies `length` (at most MAX_IMM) bytes of `src` from `offset`; a byte loop, which beats a call at these sizes. */
-  copyFrom(src: Uint8Array, offset: number, length: number): void {
-    const b = this.bytes;
-    for (let i = 0; i < length; i++) b[i] = src[offset + i]!;
+  /**
+   * Copies `length` (at most MAX_IMM) bytes at `offset` of `src`, whose MAX_IMM bytes from `offset` are
+   * all readable (a consumer queue slot's immediate area), in 32-bit words.
+   */
+  copyFrom(src: DataView, offset: number, length: number): void {
+    const w = this.words;
+    for (let i = 0; i < length; i += 4) w.setUint32(i, src.getUint32(offset + i, true), true);
     this.len = length;
   }
 

@@ -95,10 +95,10 @@ export class ComchConsumerPostRecvTask extends Task {
     this.consumer._post(this);
   }
 
-  /** @internal a producer filled the buffer; its slot (immediate data at `filled.immAt`) lies in `u8`. */
-  _received(filled: Filled, u8: Uint8Array): void {
+  /** @internal a producer filled the buffer; its slot (immediate data at `filled.immAt`) is in `slots`. */
+  _received(filled: Filled, slots: DataView): void {
     this.buf?._setReceived(filled.length);
-    if (filled.immLen > 0) this.imm.copyFrom(u8, filled.immAt, filled.immLen);
+    if (filled.immLen > 0) this.imm.copyFrom(slots, filled.immAt, filled.immLen);
     else this.imm.clear();
     this.producerId = filled.producerId;
   }

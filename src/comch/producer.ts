@@ -147,7 +147,7 @@ export class ComchProducer extends ComchEndpoint {
     if ('tooSmall' in claim) throw new DocaError('INVALID_VALUE', call, `a ${data.length}-byte payload exceeds consumer ${consumerId}'s next posted buffer (${claim.tooSmall} bytes)`);
     if ('bad' in claim) throw this.hostile(target, consumerId, claim.bad, call);
     copyInto(target.memory.u8, data, claim.offset);
-    target.queue.fill(claim.slot, data.length, this.endpointId, imm.bytes, imm.length);
+    target.queue.fill(claim.slot, data.length, this.endpointId, imm.get());
     target.bell.ring();
     this.stat.c[SENT]!++;
     this.stat.c[SENT_BYTES]! += data.length;

@@ -621,7 +621,7 @@ function send(eu: Eu, p: number, id: number, imm: Uint8Array, flags: number, cq:
     postCqe(eu.dpa, cq, CompletionType.SEND_ERR, id, 0, call);
     return;
   }
-  target!.queue.fill(claim.slot, 0, eu.dpa.u32(p, PRODUCER.ID), imm, imm.length);
+  target!.queue.fill(claim.slot, 0, eu.dpa.u32(p, PRODUCER.ID), imm.length > 0 ? imm : undefined);
   target!.bell.ring();
   // OPTIMIZE_REPORTS: one completion may stand for several sends while the thread has not read it.
   if (flags & SubmitFlag.OPTIMIZE_REPORTS && cqPending(eu.dpa, cq, call)) return;
