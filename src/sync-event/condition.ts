@@ -83,10 +83,14 @@ function fromWords(lo: number, hi: number): bigint {
 }
 
 /**
- * The async wait tasks' rule: the mask consists only of 0, 1, 2, 4 or 8 consecutive 0xFF bytes (softdpu
- * requires the run to be naturally aligned, e.g. 0xffff0000 but not 0x00ffff00).
+ * The async wait tasks' rule, for the mask in the word scratch: it consists only of 0, 1, 2, 4 or 8
+ * consecutive 0xFF bytes (softdpu requires the run to be naturally aligned, e.g. 0xffff0000 but not
+ * 0x00ffff00). It reads the scratch itself: words above 2^30 passed as arguments to a call that is not
+ * inlined would be boxed, a number object each.
  */
-function isTaskMask(lo: number, hi: number): boolean {
+function isTaskMask(): boolean {
+  const lo = scratch32[LO]!;
+  const hi = scratch32[HI]!;
   if (lo === hi && (lo === 0 || lo === 0xffffffff)) return true;
   if (lo !== 0 && hi !== 0) return false;
   const w = lo | hi;
@@ -117,13 +121,11 @@ export class Condition {
    */
   setMask(call: string, mask: bigint | number, task: boolean): void {
     toWords(call, 'mask', mask, true);
-    const lo = scratch32[LO]!;
-    const hi = scratch32[HI]!;
-    if (task && !isTaskMask(lo, hi)) {
-      throw new DocaError('INVALID_VALUE', call, `mask 0x${fromWords(lo, hi).toString(16)} is not 0, 1, 2, 4 or 8 consecutive 0xff bytes (aligned to their size)`);
+    if (task && !isTaskMask()) {
+      throw new DocaError('INVALID_VALUE', call, `mask 0x${fromWords(scratch32[LO]!, scratch32[HI]!).toString(16)} is not 0, 1, 2, 4 or 8 consecutive 0xff bytes (aligned to their size)`);
     }
-    this.w[2] = lo;
-    this.w[3] = hi;
+    this.w[2] = scratch32[LO]!;
+    this.w[3] = scratch32[HI]!;
     this.mask = mask;
   }
 
