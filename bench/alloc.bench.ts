@@ -3,7 +3,8 @@
  * path, each measured inside the process doing the work (the sender and the receiver separately), in
  * steady state (the first tenth of the messages dropped as warm-up), the way lib/alloc.ts says:
  * control-path send (a task per message, as DOCA's samples send; and a resubmitted task) and receive,
- * fast-path send (both ways) and post-recv, sync event set-and-wait on each side of a busy round trip,
+ * fast-path send (both ways) and post-recv, sync event set-and-wait on each side of a busy round trip
+ * (also as notify_set and wait_eq tasks, and with a wait that spins thousands of polls),
  * and the CPU side of a DPA MsgQ (a round trip: a send and a receive; one-way sends). Node's Unix socket
  * (one write per message) is the reference of the control-path sends. The target is issue 20's: nothing
  * allocated per message beyond what the API hands the user (a received control-path message is a copy
@@ -91,6 +92,14 @@ export async function allocBench(): Promise<Record<string, unknown>> {
     const seTrip = { ...common, unit: 'trips', size_bytes: 8 } as const;
     await scenario('sync_event_creator', async () => ({ ...seTrip, title: 'sync event set + busy wait, per round trip (creator process)', softdpu: figure((await seRun()).server.alloc), targets: limit() }));
     await scenario('sync_event_importer', async () => ({ ...seTrip, title: 'sync event busy wait + set, per round trip (importer process)', softdpu: figure((await seRun()).client.alloc), targets: limit() }));
+    const seModeRun = (mode: string, trips: number) => both(['sync-event-peer', ['a', mode, String(trips), blobs]], ['sync-event-peer', ['b', mode, String(trips), blobs]]);
+    let seTasks: ReturnType<typeof seModeRun> | undefined;
+    await scenario('sync_event_tasks_creator', async () => ({ ...seTrip, title: 'sync event notify_set + wait_eq tasks, progressed, per round trip (creator process)', softdpu: figure((await (seTasks ??= seModeRun('tasks', n))).server.alloc), targets: limit() }));
+    await scenario('sync_event_tasks_importer', async () => ({ ...seTrip, title: 'sync event wait_eq + notify_set tasks, progressed, per round trip (importer process)', softdpu: figure((await (seTasks ??= seModeRun('tasks', n))).client.alloc), targets: limit() }));
+    // The creator works 20 us before each set, so the importer's wait spins thousands of polls a trip:
+    // a poll's garbage would show as kilobytes.
+    const nSpin = count(20_000, 5_000);
+    await scenario('sync_event_spin_importer', async () => ({ ...seTrip, count: nSpin, title: 'sync event busy wait spinning ~20 us (thousands of polls) + set, per round trip (importer process)', softdpu: figure((await seModeRun('spin', nSpin)).client.alloc), targets: limit() }));
     let msgq: Promise<{ rtt_poll: AllocFigures; rate: AllocFigures }> | undefined;
     const nMsgq = count(50_000, 20_000);
     const msgqRun = () => (msgq ??= repeat(async () => JSON.parse(await runNode('dpa-peer', ['alloc', String(nMsgq), String(nMsgq)], undefined, env)) as { rtt_poll: AllocFigures; rate: AllocFigures }).then(medians));

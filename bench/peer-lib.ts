@@ -201,16 +201,24 @@ export function creatorEvent(dev: Dev): SyncEvent {
   return e;
 }
 
-/** Starts `event` as a context on its own engine, for async waits (tasks freed on completion). */
-export function asyncSide(event: SyncEvent): { ctx: SyncEventContext; pe: ProgressEngine } {
+/**
+ * Starts `event` as a context on its own engine, for async waits (tasks freed on completion; `failed`
+ * is the status of the last task that failed).
+ */
+export function asyncSide(event: SyncEvent): { ctx: SyncEventContext; pe: ProgressEngine; failed: string | undefined } {
   const pe = ProgressEngine.create();
   const ctx = event.asCtx();
   pe.connectCtx(ctx);
+  const side = { ctx, pe, failed: undefined as string | undefined };
   const free = (t: Task) => t.free();
-  ctx.taskNotifySetSetConf(free, free, 1);
-  ctx.taskWaitEqSetConf(free, free, 1);
+  const failed = (t: Task) => {
+    side.failed = t.getStatus();
+    t.free();
+  };
+  ctx.taskNotifySetSetConf(free, failed, 1);
+  ctx.taskWaitEqSetConf(free, failed, 1);
   ctx.start();
-  return { ctx, pe };
+  return side;
 }
 
 /** A watchdog: exits the process with `what` if it is still running after `ms` (a peer died or hung). */

@@ -1,8 +1,12 @@
 /**
  * Sides of the sync event benchmark, each in its own process of one fabric (SOFTDPU_FABRIC):
- *   a <busy|yield|async> N FILE   creates two events, writes their blobs to FILE, then N round trips:
+ *   a MODE N FILE                 creates two events, writes their blobs to FILE, then N round trips:
  *                                 set e1 = i, wait for e2 == i; prints {"p50_us","p99_us","cpu_us_per_msg"}
- *   b <busy|yield|async> N FILE   imports them: waits for e1 == i, sets e2 = i; prints {"cpu_us_per_msg"}
+ *   b MODE N FILE                 imports them: waits for e1 == i, sets e2 = i; prints {"cpu_us_per_msg"}
+ *                                 MODE: busy, yield (the synchronous waits), async (tasks, a promise per
+ *                                 wait), tasks (a notify_set and a wait_eq task per trip, progressed
+ *                                 synchronously: no promise), spin (busy, 'a' working ~20 us before each
+ *                                 set, so that b's wait spins thousands of polls per trip)
  *   idle-a FILE / idle-b FILE     as a and b, each with an async wait pending under pe.run() (a: e2 == 1,
  *                                 b: e1 == 1) for 1 s; print {"cpu_pct"} of that second; then each ends
  *                                 the other's wait: b sets e2 = 1; a, its wait done, sets e1 = 1; b, its
@@ -19,7 +23,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { openDeviceByPci } from '../src/core/dev.js';
 import { U64_MAX } from '../src/sync-event/condition.js';
 import { SyncEvent } from '../src/sync-event/sync-event.js';
-import { allocMeterFromEnv, cpuMeter, idleCpu, printCpu, rttSummary } from './lib.js';
+import { ALLOC_ENV, allocMeterFromEnv, cpuMeter, idleCpu, printCpu, rttSummary } from './lib.js';
 import { ARM, asyncSide, creatorEvent, HOST, watchdog } from './peer-lib.js';
 
 const args = process.argv.slice(2);
@@ -56,10 +60,38 @@ async function waitEq(event: SyncEvent, side: Side | undefined, value: bigint): 
  */
 const values = role === 'a' || role === 'b' ? Array.from({ length: n + 1 }, (_, i) => BigInt(i)) : [];
 
-/** Waits for `event` == `value`: synchronously (busy, yield) without a promise; async mode through waitEq. */
-function waitSync(event: SyncEvent, value: bigint): void {
-  if (mode === 'busy') event.waitEq(value);
-  else event.waitEqYield(value);
+/** Waits for `event` == `value` without a promise (busy, spin, yield, tasks); async mode through waitEq. */
+function waitSync(event: SyncEvent, side: Side | undefined, value: bigint): void {
+  if (mode === 'tasks') waitTask(side!, value);
+  else if (mode === 'yield') event.waitEqYield(value);
+  else event.waitEq(value);
+}
+
+/** Tasks mode: a wait_eq task, progressed synchronously (no promise) until it completed. */
+function waitTask(side: Side, value: bigint): void {
+  side.ctx.taskWaitEqAllocInit(value, U64_MAX).submit();
+  progressUntilDone(side, 'wait_eq', value);
+}
+
+/**
+ * Progresses `side` until its `task` of `value` completed. Bounded (a synchronous spin holds off the
+ * watchdog's timer): the clock is looked at every 2^20 calls. What it says is formatted on failure only.
+ */
+function progressUntilDone(side: Side, task: string, value: bigint): void {
+  let since = 0;
+  for (let calls = 1; side.pe.getNumInflightTasks() > 0; calls++) {
+    if ((calls & 0xfffff) === 0) {
+      since ||= performance.now();
+      if (performance.now() - since > 60_000) throw new Error(`sync-event-peer: ${task} ${value} did not complete in 60 s (${calls} progress calls)`);
+    }
+    side.pe.progress();
+  }
+  if (side.failed) throw new Error(`sync-event-peer: ${task} ${value} failed with ${side.failed}`);
+}
+
+/** Spin mode: a's 20 us before each set (its clock reads make garbage on a's side; b's is what is measured). */
+function spinWork(): void {
+  for (const until = performance.now() + 0.02; performance.now() < until; );
 }
 
 /**
@@ -69,16 +101,12 @@ function waitSync(event: SyncEvent, value: bigint): void {
 function updateSet(event: SyncEvent, side: Side | undefined, value: bigint): void {
   if (!side) return event.updateSet(value);
   side.ctx.taskNotifySetAllocInit(value).submit();
-  // The set itself happened at submit; one progress() takes its completion. Bounded: a synchronous
-  // spin would also hold off the watchdog's timer.
-  for (let calls = 0; side.pe.getNumInflightTasks() > 0; calls++) {
-    if (calls > 1_000_000) throw new Error(`sync-event-peer: notify_set ${value} did not complete after ${calls} progress calls`);
-    side.pe.progress();
-  }
+  // The set itself happened at submit; one progress() takes its completion.
+  progressUntilDone(side, 'notify_set', value);
 }
 
 /** The async sides of both events, or starts them for synchronous waits. */
-const sides = (events: SyncEvent[]): Side[] => (mode === 'async' ? events.map(asyncSide) : (events.forEach((e) => e.start()), []));
+const sides = (events: SyncEvent[]): Side[] => (mode === 'async' || mode === 'tasks' ? events.map(asyncSide) : (events.forEach((e) => e.start()), []));
 
 /** A wait left pending, as the promise of its failure (undefined once it completed): never a rejection. */
 interface Pending {
@@ -122,18 +150,22 @@ if (role === 'hold') {
   } else {
     const samples = new Float64Array(n); // preallocated: a growing array would allocate as it is measured
     const meter = allocMeterFromEnv(n);
+    // Measuring allocation, the round trips are not timed: each read of the clock makes a number (16 B).
+    const timed = process.env[ALLOC_ENV] !== '1';
     const cpu = cpuMeter();
     for (let i = 1; i <= n; i++) {
-      const t0 = performance.now();
+      const t0 = timed ? performance.now() : 0;
       const v = values[i]!;
+      if (mode === 'spin') spinWork();
       updateSet(e1, s[0], v);
       if (mode === 'async') await waitEq(e2, s[1], v);
-      else waitSync(e2, v);
-      samples[i - 1] = (performance.now() - t0) * 1000;
+      else waitSync(e2, s[1], v);
+      if (timed) samples[i - 1] = (performance.now() - t0) * 1000;
       meter.tick();
     }
     const cpuUs = cpu();
-    process.stdout.write(JSON.stringify({ ...rttSummary(Array.from(samples), cpuUs), alloc: await meter.figures() }) + '\n');
+    const alloc = await meter.figures();
+    process.stdout.write(JSON.stringify(timed ? rttSummary(Array.from(samples), cpuUs) : { cpu_us_per_msg: cpuUs / n, alloc }) + '\n');
   }
 } else {
   const dev = openDeviceByPci(HOST);
@@ -159,7 +191,7 @@ if (role === 'hold') {
       for (let i = 1; i <= n; i++) {
         const v = values[i]!;
         if (mode === 'async') await waitEq(e1, s[0], v);
-        else waitSync(e1, v);
+        else waitSync(e1, s[0], v);
         if (i === 1) cpu = cpuMeter();
         updateSet(e2, s[1], v);
         meter.tick();

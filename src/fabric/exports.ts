@@ -6,7 +6,7 @@
  * Layout (docs/protocol.md#export-table): the segment payload is SLOTS pairs of i32 [generation, state]; state 1 = live, 0 = free.
  */
 import { DocaError } from '../core/error.js';
-import { recentlyAlive } from './liveness.js';
+import { LivenessAnswer } from './liveness.js';
 import { descriptorKey, SEGMENT_HEADER_SIZE, Segment, type SegmentDescriptor } from './segment.js';
 
 const SLOTS = 4096;
@@ -55,6 +55,8 @@ export function revokeExportSlot(slot: ExportSlot): void {
 
 interface RemoteTable {
   segment: Segment;
+  /** Its process's liveness, asked on every check (an imported event's every use). */
+  alive: LivenessAnswer;
 }
 
 const remotes = new Map<string, RemoteTable>();
@@ -70,7 +72,7 @@ function remoteTable(d: SegmentDescriptor, call: string): RemoteTable {
       segment.close();
       throw new DocaError('INVALID_VALUE', call, `the export table named is ${segment.size} bytes, not ${TABLE_SIZE}`);
     }
-    t = { segment };
+    t = { segment, alive: new LivenessAnswer(d) };
     remotes.set(key, t);
   }
   return t;
@@ -95,7 +97,7 @@ export function exportIsValid(slot: ExportSlot, call: string): boolean {
     }
     tableOf.set(slot, t);
   }
-  if (!recentlyAlive(slot.table)) {
+  if (!t.alive.recent()) {
     if (remotes.get(descriptorKey(slot.table)) === t) {
       remotes.delete(descriptorKey(slot.table));
       t.segment.close();

@@ -81,6 +81,53 @@ export function recentlyAlive(owner: ProcessIdentity | ThreadIdentity): boolean 
 }
 
 /**
+ * Asks between two looks at the clock for a LivenessAnswer in a loop that never lets timers run: a
+ * look makes a number (the clock's), an ask nothing.
+ */
+const ASKS_PER_LOOK = 64;
+/** Bumped ANSWER_TTL_MS after an answer was looked at (one timer at a time, armed only by looks). */
+let ttlEpoch = 0;
+let ttlTimer: NodeJS.Timeout | undefined;
+
+function armTtlTimer(): void {
+  if (ttlTimer) return;
+  ttlTimer = setTimeout(() => {
+    ttlTimer = undefined;
+    ttlEpoch++;
+  }, ANSWER_TTL_MS);
+  ttlTimer.unref();
+}
+
+/**
+ * `recentlyAlive` of one owner, for a busy path that asks on every call (each use of an imported
+ * event): the clock is looked at only once a timer says ANSWER_TTL_MS passed since the last look, or
+ * every ASKS_PER_LOOK asks in a loop that lets no timer run, and /proc is read when the answer is older
+ * than ANSWER_TTL_MS; so an ask reads no clock and builds no key (recentlyAlive does both). A death is
+ * learnt within 2 x ANSWER_TTL_MS by a program that turns its event loop, and within ASKS_PER_LOOK
+ * asks after ANSWER_TTL_MS by one that does not. A dead owner stays dead.
+ */
+export class LivenessAnswer {
+  private alive = true;
+  private at = -Infinity;
+  private asks = 0;
+  private epoch = -1;
+
+  constructor(private readonly owner: ProcessIdentity | ThreadIdentity) {}
+
+  recent(): boolean {
+    if (!this.alive) return false;
+    if (this.epoch === ttlEpoch && ++this.asks < ASKS_PER_LOOK) return true;
+    this.asks = 0;
+    this.epoch = ttlEpoch;
+    armTtlTimer();
+    const now = performance.now();
+    if (now - this.at <= ANSWER_TTL_MS) return true;
+    this.at = now;
+    return (this.alive = isAlive(this.owner));
+  }
+}
+
+/**
  * The one liveness cadence of a thread: every object that depends on another process (a connection's
  * peer, an imported event's exporter) registers here, and every LIVENESS_INTERVAL_MS one pass reads
  * /proc once per watched process and tells the objects whose process died. The pass runs from a timer

@@ -19,13 +19,13 @@ import {
   syncEventCapTaskWaitEqIsSupported,
   syncEventCapTaskWaitNeqIsSupported,
 } from './caps.js';
-import { checkTaskMask, holds, toMask, toU64 } from './condition.js';
+import { Condition, toU64 } from './condition.js';
 import { WAITER_CAPACITY } from './layout.js';
 import type { SyncEvent } from './sync-event.js';
 import { SyncEventTaskGet, SyncEventTaskNotifyAdd, SyncEventTaskNotifySet, type SyncEventTaskWait, SyncEventTaskWaitEq, SyncEventTaskWaitNeq } from './tasks.js';
 
 /** Its counters' indices, by name (plain constants: a busy path indexes with them as with literals). */
-const { VALUE, WAITERS } = Counter.SYNC_EVENT;
+const { WAITERS } = Counter.SYNC_EVENT;
 
 /** `doca_sync_event_cap_task_*_is_supported`, by task type: checked when the task is configured. */
 const TASK_CAPS: Record<string, (d: Devinfo) => boolean> = {
@@ -57,7 +57,11 @@ const MAX_TASKS = 1 << 16;
  * ```
  */
 export class SyncEventContext extends Context implements WakeSource {
-  private waits: SyncEventTaskWait[] = [];
+  /** The pending waits: the first `pending` (the rest cleared, so that the array never shrinks and grows again). */
+  private readonly waits: (SyncEventTaskWait | undefined)[] = [];
+  private pending = 0;
+  /** An allocation's wait value and mask, checked before a task is taken from its pool. */
+  private readonly args = new Condition();
   /** What each task pool calls for a new object (functions made once, not a closure per allocation). */
   private readonly make = {
     get: (conf: TaskConf) => new SyncEventTaskGet(this, conf),
@@ -67,6 +71,8 @@ export class SyncEventContext extends Context implements WakeSource {
     waitNeq: (conf: TaskConf) => new SyncEventTaskWaitNeq(this, conf),
   };
   private bellRef: BellRef | undefined;
+  /** The bell a first wait registers with the waiter table (a function made once). */
+  private readonly bell = (): BellRef => (this.bellRef ??= this.addSource(this, 'doca_task_submit'));
   private unwatchExporter: () => void = () => {};
   /** @internal */
   _bit = -1;
@@ -136,18 +142,18 @@ export class SyncEventContext extends Context implements WakeSource {
   /** `doca_sync_event_task_wait_eq_alloc_init`: mask of 0, 1, 2, 4 or 8 consecutive 0xff bytes. */
   taskWaitEqAllocInit(waitVal: bigint | number, mask: bigint | number, userData?: unknown): SyncEventTaskWaitEq {
     const call = 'doca_sync_event_task_wait_eq_alloc_init';
-    const [v, m] = this.waitArgs(call, waitVal, mask);
+    this.waitArgs(call, waitVal, mask);
     const task = this.allocTask(call, 'wait_eq', this.make.waitEq);
-    task._init(v, m, userData);
+    task._init(this.args, userData);
     return task;
   }
 
   /** `doca_sync_event_task_wait_neq_alloc_init`. */
   taskWaitNeqAllocInit(waitVal: bigint | number, mask: bigint | number, userData?: unknown): SyncEventTaskWaitNeq {
     const call = 'doca_sync_event_task_wait_neq_alloc_init';
-    const [v, m] = this.waitArgs(call, waitVal, mask);
+    this.waitArgs(call, waitVal, mask);
     const task = this.allocTask(call, 'wait_neq', this.make.waitNeq);
-    task._init(v, m, userData);
+    task._init(this.args, userData);
     return task;
   }
 
@@ -173,14 +179,14 @@ export class SyncEventContext extends Context implements WakeSource {
    * says it waits before its last look at the value, so an update in between rings it.
    */
   _wait(task: SyncEventTaskWait): void {
-    const met = () => holds(task.op, this._apply('get'), task.getWaitVal(), task.getMask());
-    if (met()) return this.completeTask(task);
     const call = 'doca_task_submit';
-    if (!this.event._waiters!.want(true, () => (this.bellRef ??= this.addSource(this, call)))) {
+    if (this.event._holds(task.op, task._cond, call)) return this.completeTask(task);
+    if (!this.event._waiters!.want(true, this.bell)) {
       throw new DocaError('NO_MEMORY', call, `${WAITER_CAPACITY} engines already wait on this sync event`);
     }
-    if (met()) this.completeTask(task);
-    else this.stat.c[WAITERS] = this.waits.push(task);
+    if (this.event._holds(task.op, task._cond, call)) return this.completeTask(task);
+    this.waits[this.pending++] = task;
+    this.stat.c[WAITERS] = this.pending;
   }
 
   // ---- context hooks ------------------------------------------------------------------------------
@@ -194,7 +200,8 @@ export class SyncEventContext extends Context implements WakeSource {
   }
 
   protected override _doStop(): void {
-    this.waits = [];
+    this.waits.length = 0;
+    this.pending = 0;
     this.stat.c[WAITERS] = 0;
     this.event._waiters?.release();
     this.unwatchExporter();
@@ -207,22 +214,25 @@ export class SyncEventContext extends Context implements WakeSource {
     const gone = this.event.isImported && !this.event._valid('doca_pe_progress');
     // The exporter's last updates came before it left (the counter stays mapped here): waits they
     // satisfied complete with them; the others fail.
-    if (this.waits.length > 0) this.completeHolding();
+    if (this.pending > 0) this.completeHolding();
     if (gone) this.fail(new DocaError('NOT_CONNECTED', 'doca_sync_event', 'the exporting process destroyed the event or exited'));
     return false;
   }
 
-  /** Completes the waits whose condition holds on the counter's value now. */
+  /** Completes the waits whose condition holds on the counter's value now (a read per wait). */
   private completeHolding(): void {
-    const value = (this.stat.u[VALUE] = this.event._peek());
+    const waits = this.waits;
+    const n = this.pending;
     let kept = 0;
-    for (const task of this.waits) {
-      if (holds(task.op, value, task.getWaitVal(), task.getMask())) this.completeTask(task);
-      else this.waits[kept++] = task;
+    for (let i = 0; i < n; i++) {
+      const task = waits[i]!;
+      waits[i] = undefined;
+      if (this.event._holds(task.op, task._cond, 'doca_pe_progress', true)) this.completeTask(task);
+      else waits[kept++] = task;
     }
-    this.waits.length = kept;
+    this.pending = kept;
     this.stat.c[WAITERS] = kept;
-    if (kept === 0) this.event._waiters!.want(false, () => this.bellRef!);
+    if (kept === 0) this.event._waiters!.want(false, this.bell);
   }
 
   /** @internal the event is destroyed: leave the engine. */
@@ -244,9 +254,9 @@ export class SyncEventContext extends Context implements WakeSource {
     this.setTaskConf(call, type, onSuccess as TaskCompletionCb<Task>, onError as TaskCompletionCb<Task>, numTasks, MAX_TASKS);
   }
 
-  private waitArgs(call: string, waitVal: bigint | number, mask: bigint | number): [bigint, bigint] {
-    const m = toMask(call, mask);
-    checkTaskMask(call, m);
-    return [toU64(call, 'wait value', waitVal), m];
+  /** Checks a wait allocation's mask, then its value, into `args`. */
+  private waitArgs(call: string, waitVal: bigint | number, mask: bigint | number): void {
+    this.args.setMask(call, mask, true);
+    this.args.setOperand(call, 'wait value', waitVal);
   }
 }

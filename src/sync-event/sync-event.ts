@@ -19,7 +19,7 @@ import type { ProcessIdentity } from '../fabric/liveness.js';
 import { type Segment, yieldCpu } from '../fabric/segment.js';
 import { Counter, detachedRecord, StatKind, type StatRecord, statRecord } from '../fabric/stats.js';
 import { syncEventCapIsExportToDpaSupported, syncEventCapIsExportToRemoteNetSupported } from './caps.js';
-import { holds, toMask, toU64, type WaitOp } from './condition.js';
+import { Condition, storeLastRead, toU64, type WaitOp } from './condition.js';
 import { SyncEventContext } from './ctx.js';
 import { type DpaEventTarget, isDpaTarget } from './dpa-handle.js';
 import { exportPci, importPci, type ImportedEvent } from './export.js';
@@ -43,6 +43,11 @@ export interface SyncWaitOptions {
   /** Milliseconds before the wait gives up with TIME_OUT (default: none, as in DOCA). */
   timeoutMs?: number;
 }
+
+/** The waits' default options (one object: a default `{}` would be a new one per call). */
+const NO_OPTIONS: SyncWaitOptions = Object.freeze({});
+/** The waits' default mask, all 64 bits (made once: `-1n` is an expression, a new BigInt per call). */
+const ALL_BITS = -1n;
 
 /**
  * A sync event, `struct doca_sync_event` (`doca_sync_event_create`): a 64-bit counter shared across the
@@ -78,6 +83,8 @@ export class SyncEvent {
   private exportSlot: ExportSlot | undefined;
   private netServer: RemoteNetServer | undefined;
   private readonly ctx: SyncEventContext;
+  /** The synchronous waits' condition, set by each (a wait holds the thread: one at a time). */
+  private readonly cond = new Condition();
   /** DPAs holding a handle of this event (`getDpaHandle`): told when it is destroyed. */
   private readonly dpaTargets = new Set<DpaEventTarget>();
   /** The DPAs of its locations, each with its role ('both' when one DPA is publisher and subscriber). */
@@ -371,32 +378,32 @@ export class SyncEvent {
   }
 
   /** `doca_sync_event_wait_gt`: spins until `(value & mask) > value`. DOCA has no timeout; softdpu takes one. */
-  waitGt(value: bigint | number, mask: bigint | number = -1n, options: SyncWaitOptions = {}): void {
+  waitGt(value: bigint | number, mask: bigint | number = ALL_BITS, options: SyncWaitOptions = NO_OPTIONS): void {
     this.wait('gt', false, 'doca_sync_event_wait_gt', value, mask, options);
   }
 
   /** `doca_sync_event_wait_eq`: spins until `(value & mask) == value`. */
-  waitEq(value: bigint | number, mask: bigint | number = -1n, options: SyncWaitOptions = {}): void {
+  waitEq(value: bigint | number, mask: bigint | number = ALL_BITS, options: SyncWaitOptions = NO_OPTIONS): void {
     this.wait('eq', false, 'doca_sync_event_wait_eq', value, mask, options);
   }
 
   /** `doca_sync_event_wait_neq`: spins until `(value & mask) != value`. */
-  waitNeq(value: bigint | number, mask: bigint | number = -1n, options: SyncWaitOptions = {}): void {
+  waitNeq(value: bigint | number, mask: bigint | number = ALL_BITS, options: SyncWaitOptions = NO_OPTIONS): void {
     this.wait('neq', false, 'doca_sync_event_wait_neq', value, mask, options);
   }
 
   /** `doca_sync_event_wait_gt_yield`: as `waitGt`, giving the CPU away between polls. */
-  waitGtYield(value: bigint | number, mask: bigint | number = -1n, options: SyncWaitOptions = {}): void {
+  waitGtYield(value: bigint | number, mask: bigint | number = ALL_BITS, options: SyncWaitOptions = NO_OPTIONS): void {
     this.wait('gt', true, 'doca_sync_event_wait_gt_yield', value, mask, options);
   }
 
   /** `doca_sync_event_wait_eq_yield`. */
-  waitEqYield(value: bigint | number, mask: bigint | number = -1n, options: SyncWaitOptions = {}): void {
+  waitEqYield(value: bigint | number, mask: bigint | number = ALL_BITS, options: SyncWaitOptions = NO_OPTIONS): void {
     this.wait('eq', true, 'doca_sync_event_wait_eq_yield', value, mask, options);
   }
 
   /** `doca_sync_event_wait_neq_yield`. */
-  waitNeqYield(value: bigint | number, mask: bigint | number = -1n, options: SyncWaitOptions = {}): void {
+  waitNeqYield(value: bigint | number, mask: bigint | number = ALL_BITS, options: SyncWaitOptions = NO_OPTIONS): void {
     this.wait('neq', true, 'doca_sync_event_wait_neq_yield', value, mask, options);
   }
 
@@ -446,7 +453,11 @@ export class SyncEvent {
     if (op === 'get') return (this.stat.u[VALUE] = Atomics.load(values, this.valueIndex));
     if (op === 'set') return (this.set(values, v), 0n);
     const before = Atomics.add(values, this.valueIndex, v);
-    this.changed(before + v); // the u64 store wraps as the counter did
+    // The record's u64 wraps as the counter did; added in place, as `before + v` would make a BigInt.
+    const u = this.stat.u;
+    u[VALUE] = before;
+    u[VALUE] += v;
+    this.changed();
     return before;
   }
 
@@ -456,20 +467,30 @@ export class SyncEvent {
    */
   private set(values: BigUint64Array, v: bigint): void {
     Atomics.store(values, this.valueIndex, v);
-    this.changed(v);
+    this.stat.u[VALUE] = v;
+    this.changed();
   }
 
-  /** The counter now holds `now`: the handle's record, and the waiters rung. */
-  private changed(now: bigint): void {
-    const stat = this.stat;
-    stat.u[VALUE] = now;
-    stat.c[UPDATES]!++;
+  /** The counter changed (its record holds the new value): counted, and the waiters rung. */
+  private changed(): void {
+    this.stat.c[UPDATES]!++;
     this.waiters!.ringIfWaiting();
   }
 
-  /** @internal the counter, unchecked: for the context's polls, which check the exporter themselves. */
+  /** @internal the counter, unchecked (the DPA's handle reads it so). */
   _peek(): bigint {
     return Atomics.load(this.values!, this.valueIndex);
+  }
+
+  /**
+   * @internal whether `cond` holds on the counter now, for the context's wait tasks: `call` checks the
+   * counter usable unless `unchecked` (the context's polls, which check the exporter themselves). The
+   * value read goes to the handle's record.
+   */
+  _holds(op: WaitOp, cond: Condition, call: string, unchecked = false): boolean {
+    const held = cond.holdsAt(op, unchecked ? this.values! : this.usable(call, true), this.valueIndex);
+    storeLastRead(this.stat.u, VALUE);
+    return held;
   }
 
   /** @internal the context starts: modes exclude each other; the counter comes to exist. */
@@ -586,8 +607,9 @@ export class SyncEvent {
   }
 
   private wait(op: WaitOp, yielding: boolean, call: string, operand: bigint | number, mask: bigint | number, options: SyncWaitOptions): void {
-    const v = toU64(call, 'value', operand);
-    const m = toMask(call, mask);
+    const cond = this.cond;
+    cond.setOperand(call, 'value', operand);
+    cond.setMask(call, mask, false);
     const values = this.usable(call);
     if (this.netServer) {
       throw new DocaError('NOT_SUPPORTED', call, 'the event is exported to remote net, and its updates are served by this thread\'s event loop, which a blocking wait holds: use the async wait tasks');
@@ -597,22 +619,35 @@ export class SyncEvent {
     const stat = this.stat;
     stat.c[WAITERS]!++; // a waiter, for observers, while this thread spins
     try {
+      // A poll makes no BigInt (Condition.holdsAt), nor does anything else of the loop. What runs
+      // every 1024 polls is a method of its own: in the loop, code that ran too rarely to have type
+      // feedback would deoptimize the loop when it first runs.
       for (let i = 1; ; i++) {
-        const now = Atomics.load(values, index);
-        if (holds(op, now, v, m)) {
-          stat.u[VALUE] = now;
+        if (cond.holdsAt(op, values, index)) {
+          storeLastRead(stat.u, VALUE);
           return;
         }
         if (yielding) yieldCpu();
-        if ((i & 1023) !== 0) continue;
-        if (performance.now() > deadline) throw new DocaError('TIME_OUT', call, `(value & 0x${m.toString(16)}) ${op} ${v} did not hold within ${options.timeoutMs} ms (value ${Atomics.load(values, index)})`);
-        // The exporter's last update may have come just before it left: look once more, then fail.
-        if (i % LIVENESS_EVERY === 0 && this.imported && !this._valid(call) && !holds(op, Atomics.load(values, index), v, m)) {
-          throw new DocaError('NOT_CONNECTED', call, 'the exporting process destroyed the event or exited while we waited');
-        }
+        if ((i & 1023) === 0) this.stillWaiting(op, call, i, values, deadline, options);
       }
     } finally {
       stat.c[WAITERS]!--;
+    }
+  }
+
+  /**
+   * A wait's look every 1024 polls: TIME_OUT past its deadline (the clock makes a number per read: read
+   * only with a timeout), NOT_CONNECTED once an imported event's exporter is gone.
+   */
+  private stillWaiting(op: WaitOp, call: string, i: number, values: BigUint64Array, deadline: number, options: SyncWaitOptions): void {
+    const cond = this.cond;
+    const index = this.valueIndex;
+    if (deadline !== Infinity && performance.now() > deadline) {
+      throw new DocaError('TIME_OUT', call, `(value & 0x${cond.getMask().toString(16)}) ${op} ${cond.getOperand()} did not hold within ${options.timeoutMs} ms (value ${Atomics.load(values, index)})`);
+    }
+    // The exporter's last update may have come just before it left: look once more, then fail.
+    if (i % LIVENESS_EVERY === 0 && this.imported && !this._valid(call) && !cond.holdsAt(op, values, index)) {
+      throw new DocaError('NOT_CONNECTED', call, 'the exporting process destroyed the event or exited while we waited');
     }
   }
 }

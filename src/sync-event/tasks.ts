@@ -1,6 +1,6 @@
 /** The sync event's asynchronous tasks (`doca_sync_event_task_*`). */
 import { Task, type TaskConf } from '../core/task.js';
-import { checkTaskMask, toMask, toU64, type WaitOp } from './condition.js';
+import { Condition, toU64, type WaitOp } from './condition.js';
 import type { SyncEventContext } from './ctx.js';
 
 abstract class SyncEventTask extends Task {
@@ -148,39 +148,37 @@ export abstract class SyncEventTaskWait extends SyncEventTask {
   /** @internal The comparison the task waits for. */
   abstract readonly op: WaitOp;
 
-  private waitVal = 0n;
-  private mask = 0n;
+  /** @internal its wait value and mask (one object per task, set again by each allocation). */
+  readonly _cond = new Condition();
 
-  /** @internal what an allocation sets (`ctx.taskWaitEqAllocInit` / `ctx.taskWaitNeqAllocInit`). */
-  _init(waitVal: bigint, mask: bigint, userData: unknown): void {
-    this.waitVal = waitVal;
-    this.mask = mask;
+  /** @internal what an allocation sets (`ctx.taskWaitEqAllocInit` / `ctx.taskWaitNeqAllocInit`): `cond` was checked. */
+  _init(cond: Condition, userData: unknown): void {
+    this._cond.copy(cond);
     this.userData = userData;
   }
 
   /** `doca_sync_event_task_wait_{eq,neq}_get_wait_val`. */
   getWaitVal(): bigint {
-    return this.waitVal;
+    return this._cond.getOperand();
   }
 
   /** `doca_sync_event_task_wait_{eq,neq}_set_wait_val`: before the task is submitted again. */
   setWaitVal(value: bigint | number): void {
-    this.check('doca_sync_event_task_wait_set_wait_val');
-    this.waitVal = toU64('doca_sync_event_task_wait_set_wait_val', 'value', value);
+    const call = 'doca_sync_event_task_wait_set_wait_val';
+    this.check(call);
+    this._cond.setOperand(call, 'value', value);
   }
 
   /** `doca_sync_event_task_wait_{eq,neq}_get_mask`. */
   getMask(): bigint {
-    return this.mask;
+    return this._cond.getMask();
   }
 
   /** `doca_sync_event_task_wait_{eq,neq}_set_mask`: whole bytes (INVALID_VALUE otherwise). */
   setMask(mask: bigint | number): void {
     const call = 'doca_sync_event_task_wait_set_mask';
     this.check(call);
-    const m = toMask(call, mask);
-    checkTaskMask(call, m);
-    this.mask = m;
+    this._cond.setMask(call, mask, true);
   }
 
   _execute(): void {
