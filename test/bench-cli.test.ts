@@ -149,7 +149,7 @@ test('softdpu bench --quick: every scenario has a softdpu figure and its baselin
   assert.match(run.stdout, /^ {6}warm-up: first trip \/ mean of \d+ dropped /m);
   // Allocation per message on every busy path, in the process doing the work.
   const alloc = result.scenarios.filter((s) => s.bench === 'alloc');
-  assert.deepEqual(alloc.map((s) => s.id.slice('alloc/'.length)), ['ctrl_send_64', 'ctrl_send_resubmit_64', 'ctrl_recv_64', 'fastpath_send_64', 'fastpath_send_resubmit_64', 'fastpath_post_recv_64', 'sync_event_creator', 'sync_event_importer', 'msgq_cpu_rtt', 'msgq_cpu_send']);
+  assert.deepEqual(alloc.map((s) => s.id.slice('alloc/'.length)), ['ctrl_send_64', 'ctrl_send_resubmit_64', 'ctrl_recv_64', 'fastpath_send_64', 'fastpath_send_resubmit_64', 'fastpath_post_recv_64', 'sync_event_creator', 'sync_event_importer', 'sync_event_tasks_creator', 'sync_event_tasks_importer', 'sync_event_spin_importer', 'msgq_cpu_rtt', 'msgq_cpu_send']);
   for (const s of alloc) {
     for (const k of ['gcs_per_msg', 'gc_pause_us_per_msg']) assert.ok(typeof s.softdpu[k] === 'number' && (s.softdpu[k] as number) >= 0, `${s.id}: ${k} is ${s.softdpu[k]}`);
     assert.equal(s.targets[0]?.metric, 'heap_bytes_per_msg', `${s.id}: judged on its allocation`);
