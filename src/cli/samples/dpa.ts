@@ -121,7 +121,7 @@ async function pingPong(run: SampleRun): Promise<void> {
       const answers: Uint8Array[] = [];
       let arrived: (() => void) | undefined;
       pp.onReply = (imm) => {
-        answers.push(imm);
+        answers.push(imm.slice());
         arrived?.();
       };
       const stop = new AbortController();

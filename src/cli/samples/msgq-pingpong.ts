@@ -34,8 +34,13 @@ export interface PingPongOptions {
   queue?: number;
 }
 
+const NO_IMM = new Uint8Array(0);
+
 export class MsgqPingPong {
-  /** Called with each answer (a copy of its immediate data) inside `pe.progress()`. */
+  /**
+   * Called with each answer's immediate data inside `pe.progress()`: a view of the receive task's own
+   * copy, valid during the call (the task is posted again after it): copy it to keep it.
+   */
   onReply: ((imm: Uint8Array) => void) | undefined;
   private readonly undo: (() => void)[] = [];
   private closed = false;
@@ -117,12 +122,11 @@ export class MsgqPingPong {
       consumer.setImmDataLen(IMM);
       let pp: MsgqPingPong | undefined;
       const onRecv = (task: ComchConsumerPostRecvTask) => {
-        const imm = task.getImmData()?.slice() ?? new Uint8Array(0);
+        pp?.onReply?.(task.getImmData() ?? NO_IMM);
         // A reply may still land while the consumer is stopping: deliver it, and free the task
         // instead of reposting it, or the consumer stays STOPPING with a task nobody owns.
         if (consumer.state === 'RUNNING') task.submit();
         else task.free();
-        pp?.onReply?.(imm);
       };
       consumer.taskPostRecvSetConf(onRecv, free, q);
       consumer.start();
