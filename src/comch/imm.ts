@@ -29,11 +29,6 @@ export class ImmData {
     return this.len < 0 ? 0 : this.len;
   }
 
-  /** True when the task holds some (possibly empty) immediate data. */
-  get present(): boolean {
-    return this.len >= 0;
-  }
-
   /** Copies `src` (at most MAX_IMM bytes: the caller checked), or holds none for undefined. */
   set(src: Uint8Array | undefined): void {
     if (src === undefined) {

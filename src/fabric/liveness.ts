@@ -4,7 +4,7 @@
  * from /proc/<pid>/stat, and a zombie counts as dead. A thread (a worker that owns producers, consumers
  * or claims) is its process plus (kernel tid, the thread's own start time) from /proc/<pid>/task/<tid>/stat.
  */
-import { closeSync, openSync, readFileSync, readlinkSync, readSync } from 'node:fs';
+import { closeSync, openSync, readlinkSync, readSync } from 'node:fs';
 
 export interface ProcessIdentity {
   readonly pid: number;
@@ -21,16 +21,20 @@ export interface ThreadIdentity extends ProcessIdentity {
 }
 
 /**
- * Where /proc reads land: a stat file is a few hundred bytes (a command name of at most 16), so one
- * buffer kept for the thread's life takes it, and a read makes no Buffer and no strings of its fields
- * (a busy wait's liveness check reads it every 20 ms: readFileSync and split made about 3 KB each time).
+ * Where /proc reads land: a stat file is at most about 1.1 KB (a command name of at most 16 bytes and
+ * 52 numeric fields), so one buffer kept for the thread's life takes it whole, and a read makes no
+ * Buffer and no strings of its fields (a busy wait's liveness check reads it every 20 ms: readFileSync
+ * and split made about 3 KB each time).
  */
 const statBuf = Buffer.alloc(4096);
 const CLOSE_PAREN = 0x29;
 const SPACE = 0x20;
 const DIGIT_0 = 0x30;
+const ZOMBIE = 0x5a; // 'Z'
+const DEAD = 0x58; // 'X'
 
-function readStat(pid: number, tid?: number): { state: string; start: number } | undefined {
+/** Fields 3 and 22 of a stat file: whether the task is a zombie or dead, and its start time. */
+function readStat(pid: number, tid?: number): { gone: boolean; start: number } | undefined {
   const path = tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`;
   let n: number;
   try {
@@ -43,31 +47,22 @@ function readStat(pid: number, tid?: number): { state: string; start: number } |
   } catch {
     return undefined;
   }
-  if (n >= statBuf.length) return parseStat(readFileSync(path, 'latin1')); // never seen: a name of 4 KB
   // The command name (field 2) may contain spaces and parentheses: parse after the last ')'. Then
   // field 3 (the state) is one character, and field 22 (the start time) 19 spaces further.
   let at = statBuf.lastIndexOf(CLOSE_PAREN, n - 1);
   if (at < 0 || at + 2 >= n) return undefined;
   at += 2;
-  const state = STATES[statBuf[at]!] ?? String.fromCharCode(statBuf[at]!);
+  const gone = statBuf[at] === ZOMBIE || statBuf[at] === DEAD;
   for (let spaces = 0; at < n && spaces < 19; at++) if (statBuf[at] === SPACE) spaces++;
   let start = 0;
   for (; at < n && statBuf[at]! >= DIGIT_0 && statBuf[at]! <= DIGIT_0 + 9; at++) start = start * 10 + statBuf[at]! - DIGIT_0;
-  return { state, start };
-}
-
-/** The one-letter process states as strings made once (no string per read). */
-const STATES: Record<number, string> = Object.fromEntries([...'RSDZTtWXxKWPI'].map((c) => [c.charCodeAt(0), c]));
-
-function parseStat(text: string): { state: string; start: number } {
-  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  return { state: fields[0]!, start: Number(fields[19]) };
+  return { gone, start };
 }
 
 /** The identity of a running process, or undefined if it does not exist or is a zombie. */
 export function processIdentity(pid: number): ProcessIdentity | undefined {
   const stat = readStat(pid);
-  if (!stat || stat.state === 'Z' || stat.state === 'X') return undefined;
+  if (!stat || stat.gone) return undefined;
   return { pid, start: stat.start };
 }
 
@@ -90,7 +85,7 @@ export function isAlive(owner: ProcessIdentity | ThreadIdentity): boolean {
   }
   if (!('tid' in owner) || owner.tid === owner.pid) return true;
   const thread = readStat(owner.pid, owner.tid);
-  return thread !== undefined && thread.state !== 'Z' && thread.state !== 'X' && thread.start === owner.tstart;
+  return thread !== undefined && !thread.gone && thread.start === owner.tstart;
 }
 
 /**
