@@ -276,24 +276,28 @@ class Unit {
     return true;
   }
 
+  /**
+   * Runs the next instance of the launch in `slot`. The slot's ready bit is a token: the EU that takes
+   * it takes the next rank and, if ranks remain, sets the bit again for another EU. Only the bit's taker
+   * reads the slot, so a look is never stale: the slot cannot be freed and refilled while its bit is
+   * set or taken (its last rank is not taken yet). Clearing the bit after a look instead (as before) could
+   * clear the bit of the slot's next launch, published between the look and the clear: that launch was
+   * READY with no bit, and never ran.
+   */
   private runLaunch(slot: number): boolean {
     const dpa = this.eu.dpa;
+    if (!dpa.sched.take(dpa.layout.launchBits, slot)) return false;
     const base = dpa.layout.launch(slot);
     const i32 = dpa.i32;
     const generation = Atomics.load(i32, (base + LAUNCH.GEN) / 4);
     const threads = dpa.view.getUint32(base + LAUNCH.THREADS, true);
-    let rank: number;
-    for (;;) {
-      // The ticket holds the launch's generation with the next rank, so a stale look never takes a rank.
-      const ticket = Atomics.load(i32, (base + LAUNCH.NEXT_RANK) / 4);
-      rank = ticket & 0xffff;
-      if (Atomics.load(i32, (base + LAUNCH.STATE) / 4) !== LaunchState.READY || ticket >>> 16 !== (generation & 0xffff) || rank >= threads) {
-        dpa.sched.take(dpa.layout.launchBits, slot);
-        return false;
-      }
-      if (Atomics.compareExchange(i32, (base + LAUNCH.NEXT_RANK) / 4, ticket, ticket + 1) === ticket) break;
-    }
-    if (rank === threads - 1) dpa.sched.take(dpa.layout.launchBits, slot);
+    const ticket = Atomics.load(i32, (base + LAUNCH.NEXT_RANK) / 4);
+    const rank = ticket & 0xffff;
+    // A bit for a slot that is not READY, or whose ranks are all taken, is no work (the words are the
+    // owner's, but an EU writes the ticket: checked, never trusted to index anything).
+    if (Atomics.load(i32, (base + LAUNCH.STATE) / 4) !== LaunchState.READY || ticket >>> 16 !== (generation & 0xffff) || rank >= threads) return false;
+    if (Atomics.compareExchange(i32, (base + LAUNCH.NEXT_RANK) / 4, ticket, ticket + 1) !== ticket) return false; // only the token's holder moves it
+    if (rank + 1 < threads) dpa.sched.ready(dpa.layout.launchBits, slot); // run() passes the wake-up on
     const fn = this.fn(dpa.view.getUint32(base + LAUNCH.FUNC, true));
     const args = this.readArgs(base + LAUNCH.ARGS, dpa.view.getUint32(base + LAUNCH.NARGS, true));
     if (this.run({ kind: WorkKind.LAUNCH, index: slot, rank, threads, local: 0n, finished: false }, fn, args) && Atomics.add(i32, (base + LAUNCH.FINISHED) / 4, 1) + 1 === threads) this.finishLaunch(slot);

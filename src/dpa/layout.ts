@@ -36,7 +36,7 @@ export { makeHandle, splitHandle } from '../core/dpa-handle.js';
 
 const MAGIC = 0x31415044; // 'DPA1'
 /** 2: an entry's FAULT word, a consumer's MsgQ descriptor, element handles carry their object's incarnation. */
-const VERSION = 2;
+const VERSION = 3;
 
 export const H = {
   MAGIC: 64,
