@@ -23,7 +23,7 @@ import { Dpa } from '../src/dpa/dpa.js';
 import { DpaThread } from '../src/dpa/thread.js';
 import { SyncEvent } from '../src/sync-event/sync-event.js';
 import { AllocMeter, type AllocFigures, cpuMeter, rttSummary } from './lib.js';
-import { HOST, watchdog } from './peer-lib.js';
+import { HOST, SpinGuard, watchdog } from './peer-lib.js';
 import { messagePortRtt, sabSpinRtt, type ThreadRtt } from './threads-peer.js';
 
 const RATE_APP = new URL('./dpa-apps/rate.js', import.meta.url);
@@ -38,6 +38,7 @@ async function rtt(dev: Dev, n: number, poll: boolean, meter?: AllocMeter): Prom
   const msg = new Uint8Array(32).fill(0x61);
   const samples = new Array<number>(n);
   const pe = pp.pe;
+  const guard = new SpinGuard('dpa-peer rtt: the reply to trip');
   const cpu = cpuMeter();
   // Measuring allocation, the trips are not timed: performance.now() allocates (32 B a read on Node 20).
   const clock = meter ? () => 0 : () => performance.now();
@@ -45,7 +46,7 @@ async function rtt(dev: Dev, n: number, poll: boolean, meter?: AllocMeter): Prom
     const t0 = clock();
     pp.send(msg);
     if (poll) {
-      while (replies <= i) pe.progress();
+      for (guard.reset(); replies <= i; guard.check(i)) pe.progress();
       meter?.tick();
     } else {
       while (replies <= i) {
@@ -99,20 +100,22 @@ async function rate(dev: Dev, n: number, meter?: AllocMeter): Promise<number> {
   thread.run();
   dpa.rpc('post', consumer.getDpaHandle(), BigInt(QUEUE));
   const msg = new Uint8Array(32).fill(0x62);
+  const guard = new SpinGuard('dpa-peer rate: message');
   const t0 = performance.now();
-  for (let sent = 0; sent < n; ) {
+  for (let sent = 0; sent < n; guard.check(sent)) {
     while (pe.progress());
     const task = producer.taskSendAllocInit(undefined, msg, consumer.getId());
     try {
       task.submit();
       sent++;
+      guard.reset();
       meter?.tick();
     } catch (err) {
       task.free();
       if (!DocaError.is(err, 'AGAIN')) throw err;
     }
   }
-  while (count.get() < BigInt(n)) while (pe.progress());
+  for (guard.reset(); count.get() < BigInt(n); guard.check('the DPA\'s count')) while (pe.progress());
   const perSecond = n / ((performance.now() - t0) / 1000);
   await producer.stopAndWait();
   producer.destroy();
@@ -141,11 +144,12 @@ async function launch(dev: Dev, n: number): Promise<ThreadRtt> {
   comp.addSubscriberLocationCpu(dev);
   comp.start();
   const samples = new Array<number>(n);
+  const guard = new SpinGuard('dpa-peer launch: the completion of launch');
   const cpu = cpuMeter();
   for (let i = 0; i < n; i++) {
     const t0 = performance.now();
     dpa.kernelLaunchUpdateAdd(undefined, 0, comp, 1n, 1, 'empty');
-    while (comp.get() <= BigInt(i));
+    for (guard.reset(); comp.get() <= BigInt(i); ) guard.check(i);
     samples[i] = (performance.now() - t0) * 1000;
   }
   const out = result(samples, cpu());

@@ -66,8 +66,10 @@ export interface BenchResult {
   filter: string | null;
   seconds: number;
   /** Per benchmark run: its time, the load average around it (a busy machine skews every figure), extras. */
-  benches: Record<string, { seconds: number; loadavg_before: number[]; loadavg_after: number[]; scenarios: number; details: Record<string, unknown> }>;
+  benches: Record<string, { seconds: number; loadavg_before: number[]; loadavg_after: number[]; scenarios: number; details: Record<string, unknown>; error?: string }>;
   scenarios: Scenario[];
+  /** Benchmarks that failed (a peer that exited, a loop that found no progress): the others still ran. */
+  failed: string[];
 }
 
 /** Throws (naming the benchmarks there are) if a name is unknown. */
@@ -93,6 +95,7 @@ export async function runBenchmarks(o: RunOptions): Promise<BenchResult> {
     seconds: 0,
     benches: {},
     scenarios: [],
+    failed: [],
   };
   for (const [index, name] of chosen.entries()) {
     hooks.progress = (bench, scenario) => o.onProgress?.({ bench, index, of: chosen.length, scenario });
@@ -100,12 +103,24 @@ export async function runBenchmarks(o: RunOptions): Promise<BenchResult> {
     const started = performance.now();
     const before = load();
     beginBench(name);
-    const details = await benches[name]!();
+    let details: Record<string, unknown> = {};
+    let error: string | undefined;
+    try {
+      details = await benches[name]!();
+    } catch (err) {
+      // One benchmark's failure ends that benchmark, not the run: what it and the others measured stays.
+      error = err instanceof Error ? err.message : String(err);
+      result.failed.push(name);
+    }
     const after = load();
     const scenarios = benchScenarios();
     const seconds = (performance.now() - started) / 1000;
-    result.benches[name] = { seconds, loadavg_before: before, loadavg_after: after, scenarios: scenarios.length, details };
+    result.benches[name] = { seconds, loadavg_before: before, loadavg_after: after, scenarios: scenarios.length, details, ...(error === undefined ? {} : { error }) };
     result.scenarios.push(...scenarios);
+    if (error !== undefined) {
+      hooks.beforeOutput();
+      process.stdout.write(`  (${name}: FAILED after ${seconds.toFixed(1)} s: ${error})\n`);
+    }
     if (scenarios.length) {
       hooks.beforeOutput();
       process.stdout.write(`  (${name}: ${seconds.toFixed(1)} s; load average 1/5/15 min before ${before.join(' ')}, after ${after.join(' ')} on ${result.cpus} cpus)\n`);

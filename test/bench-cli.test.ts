@@ -34,6 +34,7 @@ interface Result {
   schema: string;
   quick: boolean;
   benches: Record<string, { scenarios: number; seconds: number }>;
+  failed: string[];
   scenarios: Scenario[];
 }
 
@@ -94,6 +95,7 @@ test('softdpu bench --quick: every scenario has a softdpu figure and its baselin
   assert.equal(run.code, 0, `softdpu bench exited with ${run.code}\n${run.stderr.slice(-4000)}\n${run.stdout.slice(-4000)}`);
   const result = JSON.parse(readFileSync(json, 'utf8')) as Result;
   assert.equal(result.schema, 'softdpu-bench/1');
+  assert.deepEqual(result.failed, [], 'no benchmark failed');
   assert.equal(result.quick, true);
   // Every benchmark measured (a table each on stdout) and recorded scenarios.
   for (const [name, b] of Object.entries(result.benches)) {

@@ -34,6 +34,7 @@ interface Runner {
 interface Result {
   seconds: number;
   scenarios: unknown[];
+  failed: string[];
 }
 
 /** A line on stderr saying what runs: rewritten in place on a terminal, one line per step otherwise. */
@@ -103,5 +104,9 @@ export async function bench(o: BenchOptions): Promise<number> {
   else if (o.json !== undefined) writeFileSync(o.json, json);
   if (o.plot !== undefined) writeFileSync(o.plot, /\.svg$/i.test(o.plot) ? runner.plotSvg(result) : runner.plotHtml(result));
   process.stderr.write(`softdpu bench: ${result.scenarios.length} scenarios in ${result.seconds.toFixed(1)} s${o.json && o.json !== '-' ? `; figures in ${o.json}` : ''}${o.plot ? `; plot in ${o.plot}` : ''}\n`);
+  if (result.failed.length) {
+    process.stderr.write(`softdpu bench: ${result.failed.join(', ')} failed (the table says why)\n`);
+    return 1;
+  }
   return 0;
 }
