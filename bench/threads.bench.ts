@@ -23,7 +23,7 @@ export async function threadsBench(): Promise<Record<string, unknown>> {
     });
     await scenario('rtt_busy', async () => {
       const m = await measured();
-      return { ...trips, title: 'RTT main <-> worker, both busy-polling', softdpu: m.softdpu_fastpath_busy, baselines: { sab_spin: { label: 'SAB spin', ...m.sab_spin } } };
+      return { ...trips, title: 'RTT main <-> worker, both busy-polling', softdpu: m.softdpu_fastpath_busy, baselines: { sab_spin: { label: 'SAB spin', ...m.sab_spin } }, targets: [{ metric: 'p50_us', op: '<=', limit: 5, of: 'sab_spin' }] };
     });
     printScenarios('threads: main thread <-> worker thread, 64 B round trips in one process; latency cells: p50 / p99 / p99.9 (steady state: every contender drops its first 10 % of trips, shown as warm-up); CPU: the process, per trip; ratio = softdpu / reference');
     return {};

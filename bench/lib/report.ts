@@ -77,6 +77,8 @@ export interface TargetSpec {
   limit: number;
   /** The baseline (key) the limit is a ratio to; absent: a limit on softdpu's own figure. */
   of?: string;
+  /** Instead of a baseline: the limit is a ratio to this other figure of softdpu's own (p99 <= 10x p50). */
+  per?: FigureKey;
   /** Said after the verdict, e.g. "stretch". */
   note?: string;
 }
@@ -189,9 +191,10 @@ function finish(id: string, spec: ScenarioSpec): Scenario {
     Object.entries(baselines).map(([k, b]) => [k, Object.fromEntries(RATIO_KEYS.filter((f) => spec.softdpu[f] !== undefined && b[f] !== undefined && b[f] !== 0).map((f) => [f, spec.softdpu[f]! / b[f]!]))]),
   );
   const targets = (spec.targets ?? []).map((t): TargetResult => {
-    const value = t.of === undefined ? spec.softdpu[t.metric]! : ratios[t.of]?.[t.metric] ?? NaN;
+    const value = t.per !== undefined ? spec.softdpu[t.metric]! / spec.softdpu[t.per]! : t.of === undefined ? spec.softdpu[t.metric]! : ratios[t.of]?.[t.metric] ?? NaN;
     const met = t.op === '<=' ? value <= t.limit : t.op === '<' ? value < t.limit : value >= t.limit;
-    const bound = t.of === undefined ? formatFigure(t.metric, t.limit) : `${t.limit.toFixed(Number.isInteger(Math.round(t.limit * 1000) / 100) ? 1 : 2)}x`;
+    const times = `${t.limit.toFixed(Number.isInteger(Math.round(t.limit * 1000) / 100) ? 1 : 2)}x`;
+    const bound = t.per !== undefined ? `${times} ${SHORT[t.per]}` : t.of === undefined ? formatFigure(t.metric, t.limit) : times;
     return { ...t, value, met, bound, text: `${SHORT[t.metric]} ${t.op} ${bound}${t.of === undefined ? '' : ` ${baselines[t.of]?.label ?? t.of}`}` };
   });
   return {
