@@ -5,14 +5,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DocaError } from '../src/core/error.js';
 import { PeEventMode, ProgressEngine } from '../src/core/pe.js';
 import { spawnChild } from './helpers/child.js';
-import { EchoCtx } from './helpers/echo-ctx.js';
+import { EchoCtx, type EchoTask } from './helpers/echo-ctx.js';
 
-function holding() {
+/** An engine with an echo context holding its tasks; `complete` replaces the default completion (record, free). */
+function holding(complete?: (t: EchoTask, ctx: EchoCtx) => void) {
   const pe = ProgressEngine.create();
   const ctx = new EchoCtx();
   ctx.mode = 'hold';
   const done: number[] = [];
-  ctx.taskEchoSetConf((t) => (done.push(t.value), t.free()), () => {}, 4);
+  ctx.taskEchoSetConf(complete ? (t) => complete(t, ctx) : (t) => (done.push(t.value), t.free()), () => {}, 4);
   pe.connectCtx(ctx);
   ctx.start();
   return { pe, ctx, done };
@@ -68,6 +69,88 @@ for (const mode of ['notify', 'busy'] as const) {
     await pe.run();
   });
 }
+
+test('run() with until() sees a continuation several awaits deep; without until(), it sleeps at once after work and still ends when idle', { timeout: 60_000 }, async () => {
+  const { pe, ctx } = holding();
+  let done = false;
+  const deep = async () => {
+    const t = await ctx.taskEchoAllocInit(1).submitAsync();
+    t.free();
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+    done = true;
+  };
+  void deep();
+  setTimeout(() => ctx.release(), 20);
+  await pe.run({ until: () => done });
+  assert.equal(done, true, 'the turn of the event loop after work let the whole chain run');
+  ctx.setStateChangedCb(() => {});
+  ctx.stop();
+  await pe.run(); // IDLE: a stop the engine sees, not a continuation, is what ends it
+  assert.equal(pe.idle(), true);
+});
+
+test('work submitted from user code while run() sleeps is progressed after that code, never inside its call', { timeout: 60_000 }, async () => {
+  let inside = false;
+  const seenInside: boolean[] = [];
+  const done: number[] = [];
+  const { pe, ctx } = holding((t) => (seenInside.push(inside), done.push(t.value), t.free()));
+  ctx.mode = 'immediate';
+  const ac = new AbortController();
+  const running = pe.run({ signal: ac.signal });
+  await sleep(20); // asleep on the doorbell
+  inside = true;
+  ctx.taskEchoAllocInit(9).submit();
+  inside = false;
+  await sleep(20);
+  assert.deepEqual(done, [9]);
+  assert.deepEqual(seenInside, [false], 'the completion callback ran after submit() returned');
+  ac.abort();
+  await running;
+  ctx.stop();
+});
+
+test('a steady stream of work does not starve the event loop: timers fire while run() always finds more', { timeout: 20_000 }, async () => {
+  let completions = 0;
+  let more = true;
+  // Each completion submits the next task: there is always work the moment the driver arms.
+  const { pe, ctx } = holding((t, c) => (completions++, t.free(), more && c.taskEchoAllocInit(completions).submit()));
+  ctx.mode = 'immediate';
+  ctx.taskEchoAllocInit(0).submit();
+  const ac = new AbortController();
+  let timerFired = 0;
+  const timer = setInterval(() => {
+    if (++timerFired === 3) ac.abort();
+  }, 1);
+  try {
+    await pe.run({ signal: ac.signal }); // would never return if the timers never ran
+  } finally {
+    clearInterval(timer);
+  }
+  assert.equal(timerFired, 3);
+  assert.ok(completions > 0);
+  more = false;
+  for (let i = 0; pe.getNumInflightTasks() > 0 && i < 1000; i++) pe.progress();
+  assert.equal(pe.getNumInflightTasks(), 0);
+  ctx.stop();
+});
+
+test('a callback that throws rejects run(), and the engine can be driven again', { timeout: 60_000 }, async () => {
+  let throwIt = true;
+  let ok = false;
+  const { pe, ctx } = holding((t) => {
+    t.free();
+    if (throwIt) throw new Error('from the callback');
+    ok = true;
+  });
+  ctx.mode = 'immediate';
+  ctx.taskEchoAllocInit(1).submit();
+  await assert.rejects(pe.run({ until: () => false }), /from the callback/);
+  throwIt = false;
+  ctx.taskEchoAllocInit(2).submit();
+  await pe.run({ until: () => ok });
+  assert.equal(ok, true);
+  ctx.stop();
+});
 
 test('run() stops on an AbortSignal and refuses to be driven twice', { timeout: 60_000 }, async () => {
   const { pe, ctx } = holding();

@@ -14,23 +14,21 @@
  * engine from Node's event loop in busy or notify mode until an AbortSignal, a predicate, or until every
  * context is IDLE (so the process can exit).
  */
-import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { Bell, type BellRef, BellState } from '../fabric/doorbell.js';
-import { active as faultsActive, faultStalled, faultStalls, stalledNap } from '../fabric/faults/index.js';
+import { active as faultsActive, faultStalls } from '../fabric/faults/index.js';
 import { livenessTick } from '../fabric/liveness.js';
 import { native } from '../native/load.js';
 import type { Context, WakeSource } from './ctx.js';
 import { CtxState } from './ctx.js';
 import { DocaError } from './error.js';
 import { Fifo } from './fifo.js';
+import { Driver } from './pe-driver.js';
 import { boundedWait, type WaitOptions } from './wait.js';
 
 /** `enum doca_pe_event_mode`. */
 export const PeEventMode = { PROGRESS_SELECTIVE: 0, PROGRESS_ALL: 1 } as const;
 export type PeEventMode = (typeof PeEventMode)[keyof typeof PeEventMode];
 
-/** How long a busy driver spins without work before it lets the event loop run. */
-const BUSY_SPIN_MS = 1;
 /** Progress calls between two looks at the liveness cadence (fabric/liveness.ts). */
 const LIVENESS_EVERY = 1024;
 
@@ -83,8 +81,9 @@ export class ProgressEngine {
   private notified = false;
   private waiters: (() => void)[] = [];
   private destroyed = false;
-  private driving = false;
-  private wakeDriver: (() => void) | undefined;
+  /** The `run()` in progress (pe-driver.ts), and whether it sleeps on the doorbell. */
+  private driver: Driver | undefined;
+  private driverSleeps = false;
   private eventMode: PeEventMode = PeEventMode.PROGRESS_SELECTIVE;
   /** Created with the first source or notification; its state word says whether peers must ring. */
   private bell: Bell | undefined;
@@ -209,7 +208,7 @@ export class ProgressEngine {
       this.keepAlive(true);
       return () => {
         this.waiters = this.waiters.filter((w) => w !== waiter);
-        this.keepAlive(this.waiters.length > 0 || this.wakeDriver !== undefined);
+        this.keepAlive(this.waiters.length > 0 || this.driverSleeps);
       };
     });
   }
@@ -219,65 +218,18 @@ export class ProgressEngine {
    * context is IDLE with nothing in flight (then nothing can happen any more, and the process may exit).
    * Exceptions thrown by callbacks reject the returned promise.
    */
-  async run(options: RunOptions = {}): Promise<void> {
-    this.check('run');
-    if (this.driving) throw new DocaError('BAD_STATE', 'run', 'the progress engine is already being driven');
-    const { mode = 'notify', signal, budget = 4096 } = options;
-    this.driving = true;
-    const onAbort = () => this.wakeDriver?.();
-    signal?.addEventListener('abort', onAbort, { once: true });
+  run(options: RunOptions = {}): Promise<void> {
     try {
-      while (!signal?.aborted) {
-        if (faultsActive && faultStalled(this)) {
-          await stalledNap(signal); // a stalled engine's driver sleeps (docs/faults.md)
-          continue;
-        }
-        let n = 0;
-        if (mode === 'busy') {
-          // Spin without leaving the event-loop turn: a busy poller reacts in well under a microsecond.
-          // After work, a short idle stretch ends the spin so that promise continuations can run.
-          const until = performance.now() + BUSY_SPIN_MS;
-          for (let idle = 0; n < budget; ) {
-            if (this.progress()) n++;
-            else if ((++idle & 255) === 0 && (n > 0 || performance.now() > until || this.done(options))) break;
-          }
-        } else {
-          while (n < budget && this.progress()) n++;
-        }
-        if (this.done(options)) return;
-        // Callbacks may have settled promises (submitAsync, waitForState, iterators) whose continuations
-        // are what `until` waits for: let them run before deciding to sleep.
-        if (n > 0 && mode === 'notify') {
-          await yieldToLoop();
-          if (this.done(options)) return;
-        }
-        if (mode === 'busy' || n === budget) {
-          await yieldToLoop();
-          continue;
-        }
-        this.requestNotification();
-        if (!this.notified && !signal?.aborted) {
-          // One bare promise per sleep, settled by the doorbell's watch or by local work.
-          this.keepAlive(true);
-          await new Promise<void>((resolve) => (this.wakeDriver = resolve));
-        } else if (n === 0) {
-          // Notified at once after a burst that did nothing: let the event loop turn rather than spin.
-          await yieldToLoop();
-        }
-        this.wakeDriver = undefined;
-        this.keepAlive(this.waiters.length > 0);
-        this.clearNotification();
-      }
-    } finally {
-      signal?.removeEventListener('abort', onAbort);
-      this.wakeDriver = undefined;
-      this.keepAlive(this.waiters.length > 0);
-      this.driving = false;
+      this.check('run');
+      if (this.driver) throw new DocaError('BAD_STATE', 'run', 'the progress engine is already being driven');
+    } catch (err) {
+      return Promise.reject(err);
     }
-  }
-
-  private done(options: RunOptions): boolean {
-    return options.until ? options.until() : this.idle();
+    const { mode = 'notify', signal, budget = 4096, until } = options;
+    return new Promise<void>((resolve, reject) => {
+      this.driver = new Driver(this, { mode, signal, until, budget }, resolve, reject);
+      this.driver.burst();
+    });
   }
 
   /** True when every connected context is IDLE and nothing is in flight. */
@@ -395,6 +347,22 @@ export class ProgressEngine {
     return (this.bell ??= new Bell());
   }
 
+  /** @internal notified since armed (pe-driver.ts). */
+  get _notified(): boolean {
+    return this.notified;
+  }
+
+  /** @internal the driver sleeps on the doorbell (or no longer does). */
+  _keepAlive(driverSleeps: boolean): void {
+    this.driverSleeps = driverSleeps;
+    this.keepAlive(driverSleeps || this.waiters.length > 0);
+  }
+
+  /** @internal the run ended. */
+  _driverEnded(): void {
+    this.driver = undefined;
+  }
+
   /** Whether the doorbell's watch keeps the event loop alive: only while someone sleeps on it. */
   private keepAlive(on: boolean): void {
     if (on && this.watchId < 0) this.watchId = native.fdWatch(this.doorbell().readFd, this.onWatch);
@@ -403,7 +371,7 @@ export class ProgressEngine {
 
   /** The loop saw the doorbell readable (and drained it). */
   private readonly onWatch = () => {
-    if (this.armed && !this.notified) this.wake();
+    if (this.armed && !this.notified) this.wake(true);
   };
 
   /**
@@ -412,12 +380,13 @@ export class ProgressEngine {
    */
   private claimAndWake(): void {
     if (this.bell!.claim() && this.handleGiven) this.bell!.ringSelf();
-    this.wake();
+    this.wake(false);
   }
 
-  private wake(): void {
+  /** `direct`: from the doorbell's watch (the loop's own callback), where the driver may go on at once. */
+  private wake(direct: boolean): void {
     this.notified = true;
-    this.wakeDriver?.();
+    this.driver?.woken(direct);
     if (this.waiters.length > 0) for (const w of [...this.waiters]) w();
   }
 
