@@ -78,6 +78,16 @@ export async function allocBench(): Promise<Record<string, unknown>> {
         targets: limit(copy, 'the copy allowed'),
       };
     });
+    // Not a busy path (judged against the socket, not the busy paths' limit): what a sleeping round trip leaves, run() with a predicate driving the
+    // pinger; the same trips through a socket beside it.
+    const nTrips = count(20_000, 5_000);
+    await scenario('ctrl_rtt_asleep_pinger_64', async () => {
+      const sock = join(dir, 'alloc-rtt.sock');
+      const trips = { ...common, count: nTrips, unit: 'trips', size_bytes: 64 } as const;
+      const soft = await both(['comch-peer', ['echo', 'notify']], ['comch-peer', ['ping', 'notify', String(nTrips)]]);
+      const socket = await both(['socket-peer', ['echo', sock]], ['socket-peer', ['ping', sock, String(nTrips)]]);
+      return { ...trips, title: 'control path round trip, both asleep, 64 B, callbacks, per trip (pinger process)', softdpu: figure(soft.client.alloc), baselines: { socket: { label: 'socket, callbacks', ...figure(socket.client.alloc) } }, targets: [{ metric: 'heap_bytes_per_msg', op: '<=', limit: 1.0, of: 'socket' }] };
+    });
     const fastpath = (taskPerMsg: boolean) => {
       const o = JSON.stringify({ size: 64, count: n, consumers: 1, producers: 1, posted: 1024, taskPerMsg });
       return both(['fastpath-peer', ['consume', o]], ['fastpath-peer', ['produce', o]]);

@@ -83,10 +83,12 @@ if (role === 'echo') {
   let replies = 0;
   const samples: number[] = [];
   let t0 = 0;
+  const meter = allocMeterFromEnv(n);
   const c = await client((t) => t.free());
   c.client.eventMsgRecvRegister(() => {
     samples.push((performance.now() - t0) * 1000);
     replies++;
+    meter.tick();
     if (mode !== 'busy' && replies < n) {
       t0 = performance.now();
       c.client.taskSendAllocInit(c.client.getConnection(), MSG).submit();
@@ -114,7 +116,7 @@ if (role === 'echo') {
   const quit = conn.send(QUIT);
   await c.pe.run({ mode: 'busy', until: () => c.pe.getNumInflightTasks() === 0 });
   await quit;
-  printRtt(samples, cpuUs);
+  printRtt(samples, cpuUs, { alloc: await meter.figures() });
   await c.client.stopAndWait();
 } else if (role === 'sink') {
   const { pe, server: s } = server();

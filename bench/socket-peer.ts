@@ -88,12 +88,14 @@ if (role === 'echo') {
   const samples: number[] = [];
   let pending = size;
   let t0 = 0;
+  const meter = allocMeterFromEnv(n);
   const cpu = cpuMeter();
   const finished = new Promise<void>((done) =>
     socket.on('data', (chunk: Buffer) => {
       pending -= chunk.length;
       if (pending > 0) return;
       samples.push((performance.now() - t0) * 1000);
+      meter.tick();
       if (samples.length === n) return done();
       t0 = performance.now();
       pending = size;
@@ -103,7 +105,8 @@ if (role === 'echo') {
   t0 = performance.now();
   socket.write(MSG);
   await finished;
-  printRtt(samples, cpu());
+  const cpuUs = cpu();
+  printRtt(samples, cpuUs, { alloc: await meter.figures() });
   socket.end();
 } else if (role === 'promise-ping') {
   const socket = await client();

@@ -69,8 +69,8 @@ export function rttSummary(samplesUs: number[], cpuUs: number): Required<Pick<Rt
 }
 
 /** For a pinging peer: prints its round trips (ms from performance.now(), as us) and its CPU per trip. */
-export function printRtt(samplesUs: number[], cpuUs: number): void {
-  process.stdout.write(JSON.stringify(rttSummary(samplesUs, cpuUs)) + '\n');
+export function printRtt(samplesUs: number[], cpuUs: number, extra: Record<string, unknown> = {}): void {
+  process.stdout.write(JSON.stringify({ ...rttSummary(samplesUs, cpuUs), ...extra }) + '\n');
 }
 
 /** For a peer: its CPU over `wait()` (sitting idle), in % of one core. */
