@@ -3,7 +3,7 @@
  * events, DPA memory, the device log, wrong handles, the per-DPU limit, and a kernel that overruns.
  */
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import { openDeviceByPci } from '../src/core/dev.js';
 import { devinfoCreateList, devinfoDestroyList } from '../src/core/devinfo.js';
 import { DocaErrorCode } from '../src/core/error.js';
@@ -29,6 +29,16 @@ function events(dpa: Dpa, dev: ReturnType<typeof openDeviceByPci>) {
   comp.addSubscriberLocationCpu(dev);
   comp.start();
   return { wait, comp, close: () => [wait, comp].forEach((e) => (e.stop(), e.destroy())) };
+}
+
+/** A started event the DPA publishes and the CPU reads (what kernels add their ranks to), destroyed after the test. */
+function dpaToCpuEvent(t: TestContext, dpa: Dpa, dev: ReturnType<typeof openDeviceByPci>): SyncEvent {
+  const event = SyncEvent.create();
+  event.addPublisherLocationDpa(dpa);
+  event.addSubscriberLocationCpu(dev);
+  event.start();
+  onCleanup(t, () => (event.stop(), event.destroy()));
+  return event;
 }
 
 test('the DPA is on the Arm side and host PFs only; create, start, RPC, stop, destroy leave no thread or segment', { timeout: 30_000 }, async (t) => {
@@ -116,11 +126,7 @@ test('back-to-back kernel launches, one and several instances each, all complete
   const dpa = startDpa(t, dev);
   const { comp, close } = events(dpa, dev);
   onCleanup(t, close);
-  const sum = SyncEvent.create();
-  sum.addPublisherLocationDpa(dpa);
-  sum.addSubscriberLocationCpu(dev);
-  sum.start();
-  onCleanup(t, () => (sum.stop(), sum.destroy()));
+  const sum = dpaToCpuEvent(t, dpa, dev);
   const handle = sum.getDpaHandle(dpa);
   let expectSum = 0n;
   for (let i = 1; i <= 60_000; i++) {
@@ -145,11 +151,7 @@ test('a kernel waits for its event to reach the threshold, runs n instances, the
   const dpa = startDpa(t, dev);
   const { wait, comp, close } = events(dpa, dev);
   onCleanup(t, close);
-  const sum = SyncEvent.create();
-  sum.addPublisherLocationDpa(dpa);
-  sum.addSubscriberLocationCpu(dev);
-  sum.start();
-  onCleanup(t, () => (sum.stop(), sum.destroy()));
+  const sum = dpaToCpuEvent(t, dpa, dev);
   dpa.kernelLaunchUpdateSet(wait, 4, comp, 10n, 16, 'rank_sum', sum.getDpaHandle(dpa));
   // These two stay: a kernel that ran too early would have added within them; a slow machine can
   // only hide that, never make the checks fail wrongly.
