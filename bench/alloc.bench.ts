@@ -78,8 +78,8 @@ export async function allocBench(): Promise<Record<string, unknown>> {
         targets: limit(copy, 'the copy allowed'),
       };
     });
-    // Not a busy path (judged against the socket, not the busy paths' limit): what a sleeping round trip leaves, run() with a predicate driving the
-    // pinger; the same trips through a socket beside it.
+    // Not a busy path (judged against the socket, not the busy paths' limit): what a sleeping round trip
+    // leaves on the pinger, run() with a predicate driving it; the same trips through a socket beside it.
     const nTrips = count(20_000, 5_000);
     await scenario('ctrl_rtt_asleep_pinger_64', async () => {
       const sock = join(dir, 'alloc-rtt.sock');

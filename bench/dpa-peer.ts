@@ -38,7 +38,7 @@ async function rtt(dev: Dev, n: number, poll: boolean, meter?: AllocMeter): Prom
   const msg = new Uint8Array(32).fill(0x61);
   const samples = new Array<number>(n);
   const pe = pp.pe;
-  const guard = new SpinGuard('dpa-peer rtt: the reply to trip');
+  const guard = new SpinGuard();
   const cpu = cpuMeter();
   // Measuring allocation, the trips are not timed: performance.now() allocates (32 B a read on Node 20).
   const clock = meter ? () => 0 : () => performance.now();
@@ -46,7 +46,7 @@ async function rtt(dev: Dev, n: number, poll: boolean, meter?: AllocMeter): Prom
     const t0 = clock();
     pp.send(msg);
     if (poll) {
-      for (guard.reset(); replies <= i; guard.check(i)) pe.progress();
+      for (guard.reset(); replies <= i; pe.progress()) if (guard.overdue()) throw new Error(`dpa-peer rtt: no reply to trip ${i} within ${guard.ms} ms`);
       meter?.tick();
     } else {
       while (replies <= i) {
@@ -100,9 +100,10 @@ async function rate(dev: Dev, n: number, meter?: AllocMeter): Promise<number> {
   thread.run();
   dpa.rpc('post', consumer.getDpaHandle(), BigInt(QUEUE));
   const msg = new Uint8Array(32).fill(0x62);
-  const guard = new SpinGuard('dpa-peer rate: message');
+  const guard = new SpinGuard();
   const t0 = performance.now();
-  for (let sent = 0; sent < n; guard.check(sent)) {
+  for (let sent = 0; sent < n; ) {
+    if (guard.overdue()) throw new Error(`dpa-peer rate: message ${sent} of ${n} refused for ${guard.ms} ms (the DPA acks nothing?)`);
     while (pe.progress());
     const task = producer.taskSendAllocInit(undefined, msg, consumer.getId());
     try {
@@ -115,7 +116,10 @@ async function rate(dev: Dev, n: number, meter?: AllocMeter): Promise<number> {
       if (!DocaError.is(err, 'AGAIN')) throw err;
     }
   }
-  for (guard.reset(); count.get() < BigInt(n); guard.check('the DPA\'s count')) while (pe.progress());
+  for (guard.reset(); count.get() < BigInt(n); ) {
+    if (guard.overdue()) throw new Error(`dpa-peer rate: the DPA counted ${count.get()} of ${n} messages and no more within ${guard.ms} ms`);
+    while (pe.progress());
+  }
   const perSecond = n / ((performance.now() - t0) / 1000);
   await producer.stopAndWait();
   producer.destroy();
@@ -144,12 +148,12 @@ async function launch(dev: Dev, n: number): Promise<ThreadRtt> {
   comp.addSubscriberLocationCpu(dev);
   comp.start();
   const samples = new Array<number>(n);
-  const guard = new SpinGuard('dpa-peer launch: the completion of launch');
+  const guard = new SpinGuard();
   const cpu = cpuMeter();
   for (let i = 0; i < n; i++) {
     const t0 = performance.now();
     dpa.kernelLaunchUpdateAdd(undefined, 0, comp, 1n, 1, 'empty');
-    for (guard.reset(); comp.get() <= BigInt(i); ) guard.check(i);
+    for (guard.reset(); comp.get() <= BigInt(i); ) if (guard.overdue()) throw new Error(`dpa-peer launch: launch ${i} of ${n} did not complete within ${guard.ms} ms`);
     samples[i] = (performance.now() - t0) * 1000;
   }
   const out = result(samples, cpu());

@@ -24,7 +24,7 @@ import { openDeviceByPci } from '../src/core/dev.js';
 import { U64_MAX } from '../src/sync-event/condition.js';
 import { SyncEvent } from '../src/sync-event/sync-event.js';
 import { ALLOC_ENV, allocMeterFromEnv, cpuMeter, idleCpu, printCpu, rttSummary } from './lib.js';
-import { ARM, asyncSide, creatorEvent, HOST, watchdog } from './peer-lib.js';
+import { ARM, asyncSide, creatorEvent, HOST, SpinGuard, watchdog } from './peer-lib.js';
 
 const args = process.argv.slice(2);
 const role = args[0]!;
@@ -75,15 +75,13 @@ function waitTask(side: Side, value: bigint): void {
 
 /**
  * Progresses `side` until its `task` of `value` completed. Bounded (a synchronous spin holds off the
- * watchdog's timer): the clock is looked at every 2^20 calls. What it says is formatted on failure only.
+ * watchdog's timer: peer-lib.ts SpinGuard). What it says is formatted on failure only.
  */
+const untilDone = new SpinGuard(60_000);
 function progressUntilDone(side: Side, task: string, value: bigint): void {
-  let since = 0;
+  untilDone.reset();
   for (let calls = 1; side.pe.getNumInflightTasks() > 0; calls++) {
-    if ((calls & 0xfffff) === 0) {
-      since ||= performance.now();
-      if (performance.now() - since > 60_000) throw new Error(`sync-event-peer: ${task} ${value} did not complete in 60 s (${calls} progress calls)`);
-    }
+    if (untilDone.overdue()) throw new Error(`sync-event-peer: ${task} ${value} did not complete in 60 s (${calls} progress calls)`);
     side.pe.progress();
   }
   if (side.failed) throw new Error(`sync-event-peer: ${task} ${value} failed with ${side.failed}`);

@@ -93,15 +93,17 @@ test('work submitted from user code while run() sleeps is progressed after that 
   let inside = false;
   const seenInside: boolean[] = [];
   const done: number[] = [];
-  const { pe, ctx } = holding((t) => (seenInside.push(inside), done.push(t.value), t.free()));
+  let delivered = () => {};
+  const completed = new Promise<void>((resolve) => (delivered = resolve));
+  const { pe, ctx } = holding((t) => (seenInside.push(inside), done.push(t.value), t.free(), delivered()));
   ctx.mode = 'immediate';
   const ac = new AbortController();
+  // Its first burst finds nothing, so run() has armed the engine and sleeps on the doorbell when it returns.
   const running = pe.run({ signal: ac.signal });
-  await sleep(20); // asleep on the doorbell
   inside = true;
   ctx.taskEchoAllocInit(9).submit();
   inside = false;
-  await sleep(20);
+  await completed; // the test's timeout bounds it
   assert.deepEqual(done, [9]);
   assert.deepEqual(seenInside, [false], 'the completion callback ran after submit() returned');
   ac.abort();

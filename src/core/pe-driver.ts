@@ -1,8 +1,8 @@
 /**
  * `ProgressEngine.run()`'s loop, as callbacks rather than an async function: a burst of progress, then a
  * turn of the event loop, a sleep on the engine's doorbell, or the end. An `await` per sleep and per
- * turn made about 1.1 KB of garbage per sleeping round trip (a scavenge every ~1000 trips, ~200 us each,
- * most of the sleeping path's p99.9); here a sleep allocates nothing and a turn one Immediate.
+ * turn made about 1.1 KB of garbage per sleeping round trip (a ~200 us scavenge every ~1000 trips, most
+ * of the slow trips near the p99); here a sleep allocates nothing and a turn one Immediate.
  *
  *   burst ──(work; `until` given)──> turn of the loop ──> afterTurn: done? ──> settle
  *     │                                                      │
@@ -29,8 +29,8 @@ export interface Drivable {
   readonly _notified: boolean;
   /** True when every connected context is IDLE with nothing in flight. */
   idle(): boolean;
-  /** Keeps the event loop alive on the doorbell's watch while the driver (or a waiter) sleeps. */
-  _keepAlive(driverSleeps: boolean): void;
+  /** The driver went to sleep on the doorbell, or woke: the watch keeps the loop alive while someone sleeps. */
+  _driverSleepChanged(): void;
   /** The run ended: the engine forgets its driver. */
   _driverEnded(): void;
 }
@@ -46,10 +46,18 @@ export interface DriverOptions {
 const BUSY_SPIN_MS = 1;
 const resolved = Promise.resolve();
 
+const enum State {
+  /** In a burst, or waiting for a turn of the loop it asked for. */
+  RUNNING,
+  /** Armed, asleep on the doorbell until woken. */
+  ASLEEP,
+  /** Woken or notified at once: a resume is queued (a microtask or a turn of the loop). */
+  RESUMING,
+  ENDED,
+}
+
 export class Driver {
-  private sleeping = false;
-  private ended = false;
-  private resumePending = false;
+  private state = State.RUNNING;
 
   constructor(
     private readonly pe: Drivable,
@@ -60,9 +68,14 @@ export class Driver {
     o.signal?.addEventListener('abort', this.onAbort, { once: true });
   }
 
+  /** Asleep on the doorbell (the engine keeps its watch referenced for it). */
+  get asleep(): boolean {
+    return this.state === State.ASLEEP;
+  }
+
   /** From the top: a burst of progress, then the end, a turn of the loop or a sleep. */
   readonly burst = (): void => {
-    if (this.ended) return;
+    if (this.state === State.ENDED) return;
     try {
       if (this.o.signal?.aborted) return this.end();
       if (faultsActive && faultStalled(this.pe)) {
@@ -75,7 +88,7 @@ export class Driver {
         setImmediate(this.afterTurn);
         return;
       }
-      this.next(n, false);
+      this.next(n === this.o.budget, false);
     } catch (err) {
       this.end(err);
     }
@@ -83,10 +96,10 @@ export class Driver {
 
   /** The engine was notified while the driver slept: `direct` from the doorbell's watch (not user code). */
   woken(direct: boolean): void {
-    if (!this.sleeping || this.resumePending) return;
+    if (this.state !== State.ASLEEP) return;
+    this.state = State.RESUMING;
     if (direct) return this.resume();
     // Local work (a submit from user code) or an abort: not inside the caller's call.
-    this.resumePending = true;
     void resolved.then(this.resume);
   }
 
@@ -115,43 +128,41 @@ export class Driver {
 
   /** After work and a turn of the loop (continuations ran): done, or on. */
   private readonly afterTurn = (): void => {
-    if (this.ended) return;
+    if (this.state === State.ENDED) return;
     try {
       if (this.o.signal?.aborted || this.done()) return this.end();
-      this.next(1, true);
+      this.next(false, true);
     } catch (err) {
       this.end(err);
     }
   };
 
   /**
-   * After a burst of `n` (and a turn of the loop, if `turned`): a turn and another burst (busy, or the
-   * budget spent), or the sleep.
+   * After a burst (that spent its whole budget, if `spent`; followed by a turn of the loop, if
+   * `turned`): a turn and another burst (busy, or the budget spent), or the sleep.
    */
-  private next(n: number, turned: boolean): void {
-    if (this.o.mode === 'busy' || n === this.o.budget) {
+  private next(spent: boolean, turned: boolean): void {
+    if (this.o.mode === 'busy' || spent) {
       setImmediate(this.burst);
       return;
     }
     this.pe.requestNotification();
     if (!this.pe._notified && !this.o.signal?.aborted) {
-      this.sleeping = true;
-      this.pe._keepAlive(true);
+      this.state = State.ASLEEP;
+      this.pe._driverSleepChanged();
       return;
     }
     // Notified at once: on at once if the loop just turned, else let it turn first (timers and I/O run
     // under a steady stream; and a burst that did nothing does not spin).
-    this.sleeping = true;
+    this.state = State.RESUMING;
     if (turned) return this.resume();
-    this.resumePending = true;
     setImmediate(this.resume);
   }
 
   private readonly resume = (): void => {
-    this.resumePending = false;
-    if (!this.sleeping || this.ended) return;
-    this.sleeping = false;
-    this.pe._keepAlive(false);
+    if (this.state !== State.RESUMING) return; // ended meanwhile
+    this.state = State.RUNNING;
+    this.pe._driverSleepChanged();
     this.pe.clearNotification();
     this.burst();
   };
@@ -159,11 +170,9 @@ export class Driver {
   private readonly onAbort = (): void => this.woken(false);
 
   private end(err?: unknown): void {
-    if (this.ended) return;
-    this.ended = true;
-    this.sleeping = false;
+    if (this.state === State.ENDED) return;
+    this.state = State.ENDED;
     this.o.signal?.removeEventListener('abort', this.onAbort);
-    this.pe._keepAlive(false);
     this.pe._driverEnded();
     if (err === undefined) this.resolve();
     else this.reject(err);

@@ -81,9 +81,8 @@ export class ProgressEngine {
   private notified = false;
   private waiters: (() => void)[] = [];
   private destroyed = false;
-  /** The `run()` in progress (pe-driver.ts), and whether it sleeps on the doorbell. */
+  /** The `run()` in progress (pe-driver.ts). */
   private driver: Driver | undefined;
-  private driverSleeps = false;
   private eventMode: PeEventMode = PeEventMode.PROGRESS_SELECTIVE;
   /** Created with the first source or notification; its state word says whether peers must ring. */
   private bell: Bell | undefined;
@@ -208,7 +207,7 @@ export class ProgressEngine {
       this.keepAlive(true);
       return () => {
         this.waiters = this.waiters.filter((w) => w !== waiter);
-        this.keepAlive(this.waiters.length > 0 || this.driverSleeps);
+        this.keepAlive(this.waiters.length > 0 || this.driver?.asleep === true);
       };
     });
   }
@@ -352,15 +351,15 @@ export class ProgressEngine {
     return this.notified;
   }
 
-  /** @internal the driver sleeps on the doorbell (or no longer does). */
-  _keepAlive(driverSleeps: boolean): void {
-    this.driverSleeps = driverSleeps;
-    this.keepAlive(driverSleeps || this.waiters.length > 0);
+  /** @internal the driver went to sleep on the doorbell, or woke. */
+  _driverSleepChanged(): void {
+    this.keepAlive(this.waiters.length > 0 || this.driver?.asleep === true);
   }
 
   /** @internal the run ended. */
   _driverEnded(): void {
     this.driver = undefined;
+    this.keepAlive(this.waiters.length > 0);
   }
 
   /** Whether the doorbell's watch keeps the event loop alive: only while someone sleeps on it. */
