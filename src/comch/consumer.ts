@@ -48,6 +48,12 @@ const ANONYMOUS_TICK_MS = 250;
 const ANONYMOUS_TICKS = ANONYMOUS_CLAIM_MS / ANONYMOUS_TICK_MS + 1;
 /** Looks at claims of one producer that claimDead answers from its last "alive" before it asks again. */
 const CLAIMER_LOOKS = 4096;
+/**
+ * Polls finding the head unfilled per look at its claim, while the engine polls without a doorbell: the
+ * look reads the claim head, which producers write with every claim, and a busy consumer polls many
+ * times per message; a look per poll took that cache line from the producer on every message.
+ */
+const CLAIM_LOOK_POLLS = 256;
 
 /**
  * The comch consumer, `struct doca_comch_consumer` (`doca_comch_consumer_create`, a `doca_ctx` through
@@ -98,6 +104,8 @@ export class ComchConsumer extends ComchEndpoint {
   private aliveClaimer = 0;
   private aliveClaimerPass = 0;
   private aliveClaimerLooks = 0;
+  /** Polls that found the head unfilled (giveUpDeadClaim's cadence on a busy engine). */
+  private unfilledPolls = 0;
 
   private constructor(
     target: ComchConnection | ComchConnectionRef,
@@ -276,8 +284,17 @@ export class ComchConsumer extends ComchEndpoint {
     }
     if (state !== CtxState.RUNNING || !q) return false;
     this.takeFilled(q);
-    if (q.outstanding > 0) this.giveUpDeadClaim(q);
+    if (q.outstanding > 0 && this.claimLookDue()) this.giveUpDeadClaim(q);
     return false;
+  }
+
+  /**
+   * Whether this poll looks at the head's claim: one in CLAIM_LOOK_POLLS while the engine never slept
+   * (a busy loop calls it: those polls come microseconds apart), every poll once it has (a poll may then
+   * be the one a ring or a wake brought, and the next may be long in coming).
+   */
+  private claimLookDue(): boolean {
+    return (++this.unfilledPolls & (CLAIM_LOOK_POLLS - 1)) === 0 || this.pe?._neverSlept !== true;
   }
 
   /** Completes every filled buffer at the head of the queue (a bad one fails the consumer, unread). */

@@ -285,6 +285,14 @@ export class ProgressEngine {
     this.bell?.release(bit);
   }
 
+  /**
+   * @internal true until the engine first sleeps (`requestNotification`): until then its `progress()` is
+   * called by a loop, never because of a wake, and polls every source.
+   */
+  get _neverSlept(): boolean {
+    return !this.tracking;
+  }
+
   /** @internal true when `progress()` polls every source (no doorbell to rely on). */
   get _pollsAll(): boolean {
     return !this.tracking || this.eventMode === PeEventMode.PROGRESS_ALL;
