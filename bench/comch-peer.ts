@@ -4,7 +4,8 @@
  *                               prints {"cpu_us_per_msg"} (its CPU from the first message to the last)
  *   ping  <busy|notify> N [SIZE]  client: N round trips of SIZE bytes (default 64), prints
  *                               {"p50_us","p99_us","cpu_us_per_msg"}
- *   sink  N                     server: counts N messages (busy poll), prints {"rate"} (messages/s)
+ *   sink  N                     server: counts N messages (busy poll), prints {"rate","whole_rate"}
+ *                               (messages/s; lib/measure.ts StreamClock: after the warm-up, and over all)
  *   flood N                     client: sends N 64-byte messages as fast as the queue allows (busy poll),
  *                               resubmitting each completed task
  *   send  N                     client: the same, a task per message as DOCA's samples send (alloc_init,
@@ -19,7 +20,7 @@ import { openDeviceByPci, openRepresentorByPci } from '../src/core/dev.js';
 import { DevinfoRepFilter } from '../src/core/devinfo.js';
 import { ProgressEngine } from '../src/core/pe.js';
 import { ARM, HOST } from './peer-lib.js';
-import { allocMeterFromEnv, cpuMeter, printCpu, printRtt } from './lib.js';
+import { allocMeterFromEnv, cpuMeter, printCpu, printRtt, StreamClock } from './lib.js';
 
 const [role, mode, count, size] = process.argv.slice(2);
 const n = Number(count ?? mode);
@@ -121,12 +122,10 @@ if (role === 'echo') {
 } else if (role === 'sink') {
   const { pe, server: s } = server();
   let got = 0;
-  let first = 0;
-  let last = 0;
+  const clock = new StreamClock(n);
   const meter = allocMeterFromEnv(n);
   s.eventMsgRecvRegister(() => {
-    if (got === 0) first = performance.now();
-    if (++got === n) last = performance.now();
+    clock.at(++got);
     meter.tick();
   });
   s.taskSendSetConf((t) => t.free(), (t) => t.free(), 16);
@@ -134,7 +133,8 @@ if (role === 'echo') {
   process.stdout.write('ready\n');
   await pe.run({ mode: 'busy', until: () => s.connections.length > 0 });
   spin(pe, () => got >= n);
-  process.stdout.write(JSON.stringify({ rate: (n - 1) / ((last - first) / 1000), alloc: await meter.figures() }) + '\n');
+  const { rate, whole_rate } = clock.figures(64);
+  process.stdout.write(JSON.stringify({ rate, whole_rate, alloc: await meter.figures() }) + '\n');
   await s.stopAndWait();
 } else if (role === 'flood') {
   let submitted = 0;

@@ -3,7 +3,8 @@
  *   consume <json>   server with `consumers` consumers, `posted` buffers of `size` bytes each (faulted in
  *                    before they are posted), reposted on completion after reading the payload's first
  *                    and last byte in place (as the C shm_ring reads its first and last 8 bytes);
- *                    prints {"gbps","rate"} once `count` messages arrived in all
+ *                    prints {"gbps","rate","whole_rate"} (lib/measure.ts StreamClock: after the warm-up,
+ *                    and over every message) once `count` messages arrived in all
  *                    (`consumerMode: 'notify'` sleeps between completions instead of spinning)
  *   produce <json>   client with `producers` producers sending `count` messages in all, round-robin to
  *                    every consumer, resubmitting on AGAIN; it leaves once the consumer side said (a
@@ -23,7 +24,7 @@ import { openDeviceByPci, openRepresentorByPci } from '../src/core/dev.js';
 import { DevinfoRepFilter } from '../src/core/devinfo.js';
 import { DocaError } from '../src/core/error.js';
 import { ProgressEngine } from '../src/core/pe.js';
-import { allocMeterFromEnv } from './lib.js';
+import { allocMeterFromEnv, StreamClock } from './lib.js';
 import { ARM, HOST, sharedBuffers } from './peer-lib.js';
 
 const [role, json] = process.argv.slice(2);
@@ -48,8 +49,7 @@ if (role === 'consume') {
   const conn = server.connections[0]!;
   let got = 0;
   let touched = 0;
-  let first = 0;
-  let last = 0;
+  const clock = new StreamClock(o.count);
   const engines = [pe];
   const consumers: ComchConsumer[] = [];
   const meter = allocMeterFromEnv(o.count);
@@ -60,8 +60,7 @@ if (role === 'consume') {
     consumer.setImmDataLen(32);
     consumer.taskPostRecvSetConf(
       (task) => {
-        if (got === 0) first = performance.now();
-        if (++got === o.count) last = performance.now();
+        clock.at(++got);
         const data = task.getBuf().getData();
         touched ^= data[0]! ^ data[data.length - 1]!;
         task.submit();
@@ -89,8 +88,7 @@ if (role === 'consume') {
   }
   if (o.consumerMode === 'notify') await Promise.all(engines.map((e) => e.run({ until: () => got >= o.count })));
   else spin(engines, () => got >= o.count);
-  const seconds = (last - first) / 1000;
-  process.stdout.write(JSON.stringify({ gbps: ((o.count - 1) * o.size) / seconds / 1e9, rate: (o.count - 1) / seconds, touched, alloc: await meter.figures() }) + '\n');
+  process.stdout.write(JSON.stringify({ ...clock.figures(o.size), touched, alloc: await meter.figures() }) + '\n');
   const told = conn.send(new Uint8Array(1));
   await pe.run({ mode: 'busy', until: () => pe.getNumInflightTasks() === 0 });
   await told;

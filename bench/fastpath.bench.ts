@@ -5,19 +5,18 @@
  * copy here), Node's Unix socket (one write per message; at 64 B also batched), zeromq ipc://, and a
  * cache-hot Buffer.copy in one process; 4 producers to 4 consumers; and round trips with both sides
  * asleep, 64 bytes to 64 KiB, next to a socket ping-pong of the same size and a C futex ping-pong
- * through shared buffers.
+ * through shared buffers. Every stream's rate is its receiver's after the warm-up (the first tenth of its
+ * messages, as the round trips drop: lib/measure.ts StreamClock, bench/c/bench.h), its rate over every
+ * message in a row of its own.
  */
 import { join } from 'node:path';
-import { bandwidth, type Baseline, buildC, count, cpuArgs, type FastpathRun, fastpathRun, medians, pingPong, printScenarios, repeat, rttBaseline, rttFigure, ringRtt, runCRuns, scenario, serverAndClient, sizeLabel, SOCKET_BATCH, sleepingTrips, socketRtt, socketStream, type TargetSpec, withTempDir } from './lib.js';
+import { bandwidth, type Baseline, buildC, count, cpuArgs, type FastpathRun, fastpathRun, medians, pingPong, printScenarios, repeat, rttBaseline, rttFigure, ringRtt, runCRuns, scenario, serverAndClient, sizeLabel, SOCKET_BATCH, sleepingTrips, socketRtt, socketStream, type StreamRate, type TargetSpec, withTempDir } from './lib.js';
 
-interface Result {
-  gbps: number;
-  rate: number;
-}
+type Result = StreamRate;
 
 /** The bandwidth sweep: size, messages (every contender sends as many), buffers the consumer posts. */
 export const FASTPATH_SIZES: [size: number, count: number, posted: number][] = [
-  [64, 200_000, 1024],
+  [64, 1_000_000, 1024],
   [1024, 200_000, 1024],
   [4096, 100_000, 512],
   [16384, 50_000, 128],
@@ -42,7 +41,7 @@ export async function fastpathBench(): Promise<Record<string, unknown>> {
       const addr = `ipc://${join(dir, 'zmq.ipc')}`;
       return medians(await repeat(() => serverAndClient<Result>(['zmq-peer', ['pull', addr, String(n), String(size)]], ['zmq-peer', ['push', addr, String(n), String(size)]], env, 'server')));
     };
-    const figure = (r: Result) => ({ gbps: r.gbps, msgs_per_s: r.rate });
+    const figure = (r: Result) => ({ gbps: r.gbps, msgs_per_s: r.rate, whole_msgs_per_s: r.whole_rate });
     for (const [size, full, posted] of FASTPATH_SIZES) {
       const n = count(full);
       await scenario(`bandwidth_${size}`, async () => {

@@ -8,7 +8,8 @@
  *   promise-echo PATH [SIZE]     server, promise style: for await (chunk of socket) await write(chunk)
  *   promise-ping PATH N [SIZE]   client, promise style: await write(msg), then await the reply through
  *                                the socket's async iterator
- *   sink  PATH N [SIZE]          server: counts N messages of SIZE bytes, prints {"rate","gbps"}
+ *   sink  PATH N [SIZE]          server: counts N messages of SIZE bytes, prints {"rate","gbps","whole_rate"}
+ *                                (lib/measure.ts StreamClock: after the warm-up, and over every message)
  *   flood PATH N [SIZE [BATCH]]  client: N messages, BATCH (default 1) copied into one buffer per
  *                                socket.write, respecting backpressure; with SOFTDPU_BENCH_ALLOC=1 and
  *                                BATCH 1, also its allocation per message (lib/alloc.ts): {"alloc": {...}}
@@ -17,7 +18,7 @@
 import { once } from 'node:events';
 import { connect, createServer, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { allocMeterFromEnv, cpuMeter, idleCpu, printCpu, printRtt } from './lib.js';
+import { allocMeterFromEnv, cpuMeter, idleCpu, printCpu, printRtt, StreamClock } from './lib.js';
 
 const [role, path, ...rest] = process.argv.slice(2);
 const n = Number(role!.endsWith('echo') || role === 'idle-server' ? 0 : rest[0]);
@@ -72,13 +73,12 @@ if (role === 'echo') {
 } else if (role === 'sink') {
   serve((socket) => {
     let bytes = 0;
-    let first = 0;
+    const clock = new StreamClock(n);
     socket.on('data', (chunk: Buffer) => {
-      if (bytes === 0) first = performance.now();
       bytes += chunk.length;
+      clock.at(Math.floor(bytes / size));
       if (bytes >= n * size) {
-        const seconds = (performance.now() - first) / 1000;
-        process.stdout.write(JSON.stringify({ rate: (n - 1) / seconds, gbps: ((n - 1) * size) / seconds / 1e9 }) + '\n');
+        process.stdout.write(JSON.stringify(clock.figures(size)) + '\n');
         socket.end();
       }
     });

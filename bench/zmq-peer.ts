@@ -1,11 +1,13 @@
 /**
  * zeromq's ipc:// transport streaming the fast-path benchmark's payloads, as a further baseline:
- *   pull ADDR N SIZE   binds, counts N messages of SIZE bytes, prints {"rate","gbps"} (first to last)
+ *   pull ADDR N SIZE   binds, counts N messages of SIZE bytes, prints {"rate","gbps","whole_rate"}
+ *                      (lib/measure.ts StreamClock: after the warm-up, and over every message)
  *   push ADDR N SIZE   connects and sends N messages of SIZE bytes
  * The pusher stays until the puller acknowledges on ADDR.ack: zeromq.js drops what is still queued
  * when a process exits (a few hundred 64-byte messages here, whatever the linger).
  */
 import { Pull, Push } from 'zeromq';
+import { StreamClock } from './lib/measure.js';
 
 const [role, addr, count, sizeArg] = process.argv.slice(2);
 const n = Number(count);
@@ -16,17 +18,16 @@ if (role === 'pull') {
   await sock.bind(addr!);
   process.stdout.write('ready\n');
   let got = 0;
-  let first = 0;
+  const clock = new StreamClock(n);
   for await (const [msg] of sock) {
     if (msg!.length !== size) throw new Error(`zmq pull: got ${msg!.length} bytes, expected ${size}`);
-    if (got++ === 0) first = performance.now();
+    clock.at(++got);
     if (got === n) break;
   }
-  const seconds = (performance.now() - first) / 1000;
   const ack = new Push({ linger: 2000 });
   ack.connect(`${addr}.ack`);
   await ack.send('done');
-  process.stdout.write(JSON.stringify({ rate: (n - 1) / seconds, gbps: ((n - 1) * size) / seconds / 1e9 }) + '\n');
+  process.stdout.write(JSON.stringify(clock.figures(size)) + '\n');
   sock.close();
   ack.close();
 } else if (role === 'push') {

@@ -54,6 +54,40 @@ static inline void rtt_print_fields(double *rtt, int n)
 	       rtt[skip + (int)(m * 0.99)] / 1e3, rtt[skip + (int)(m * 0.999)] / 1e3, first / 1e3, (skip ? warm / skip : first) / 1e3);
 }
 
+/*
+ * A stream's clock at its receiver, as bench/lib/measure.ts's StreamClock: stream_at(c, k) with k the
+ * messages received so far; the rate over the messages after the warm-up (the first tenth, as the
+ * ping-pongs drop) and over all of them, each from one message's arrival to the last's.
+ */
+struct stream_clock {
+	long total, warm, seen;
+	double first, steady, last;
+};
+
+static inline void stream_clock_init(struct stream_clock *c, long total)
+{
+	*c = (struct stream_clock){.total = total, .warm = total / 10};
+}
+
+static inline void stream_at(struct stream_clock *c, long k)
+{
+	if (c->seen == 0 && k >= 1)
+		c->first = now_ns();
+	if (c->seen <= c->warm && k > c->warm)
+		c->steady = now_ns();
+	if (c->seen < c->total && k >= c->total)
+		c->last = now_ns();
+	c->seen = k;
+}
+
+/* Prints the fields (no braces) "gbps", "rate" (after the warm-up) and "whole_rate" of SIZE-byte messages. */
+static inline void stream_print_fields(const struct stream_clock *c, size_t size)
+{
+	double rate = (c->total - 1 - c->warm) / ((c->last - c->steady) / 1e9);
+
+	printf("\"gbps\":%.3f,\"rate\":%.0f,\"whole_rate\":%.0f", rate * (double)size / 1e9, rate, (c->total - 1) / ((c->last - c->first) / 1e9));
+}
+
 #if defined(__x86_64__) || defined(__i386__)
 #define cpu_relax() __builtin_ia32_pause()
 #elif defined(__aarch64__)

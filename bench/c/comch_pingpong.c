@@ -6,8 +6,8 @@
  *                                       message; prints {"cpu_us_per_msg"} (from the first message on)
  *   comch_pingpong ping busy|notify N [SIZE]  client: N round trips of SIZE bytes (64), each sent once
  *                                       the previous reply arrived; prints {"p50_us","p99_us",...,"cpu_us_per_msg"} (bench.h's fields)
- *   comch_pingpong sink N               server: counts N messages (spinning); prints {"rate"} (msg/s,
- *                                       first to last message)
+ *   comch_pingpong sink N               server: counts N messages (spinning); prints {"rate","whole_rate"}
+ *                                       (msg/s, bench.h's stream clock: after the warm-up, and over all)
  *   comch_pingpong flood N              client: sends N 64-byte messages, as many in flight as its 1024
  *                                       send tasks allow, each resubmitted from its completion (spinning)
  * busy: both loops spin on doca_pe_progress; notify: asleep on the engine's notification handle (epoll)
@@ -27,7 +27,8 @@ static struct doca_comch_connection *conn;
 
 static long n, replies, echoed, got, completed, submitted;
 static bool quit, resubmit;
-static double *rtt, t0, first_ns, last_ns, cpu0;
+static double *rtt, t0, cpu0;
+static struct stream_clock stream;
 static uint8_t msg[MAX_SIZE], reply[MAX_SIZE];
 static uint32_t size = 64;
 
@@ -81,10 +82,7 @@ static void sink_recv(struct doca_comch_event_msg_recv *event, uint8_t *buf, uin
 	(void)buf;
 	(void)len;
 	(void)from;
-	if (got == 0)
-		first_ns = now_ns();
-	if (++got == n)
-		last_ns = now_ns();
+	stream_at(&stream, ++got);
 }
 
 /* ping: the round trip ends here; asleep, the next message goes from this callback. */
@@ -204,10 +202,13 @@ int main(int argc, char **argv)
 			engine_step(&eng);
 		printf("{\"cpu_us_per_msg\":%.3f,\"messages\":%ld}\n", cpu0 / (echoed ? echoed : 1), echoed);
 	} else if (sink) {
+		stream_clock_init(&stream, n);
 		start_server(sink_recv);
 		while (got < n)
 			doca_pe_progress(eng.pe);
-		printf("{\"rate\":%.0f}\n", (n - 1) / ((last_ns - first_ns) / 1e9));
+		printf("{");
+		stream_print_fields(&stream, 64);
+		printf("}\n");
 	} else if (flooding) {
 		flood();
 	} else {

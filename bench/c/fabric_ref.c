@@ -18,8 +18,9 @@
  *       consumer posts POSTED buffers of SIZE bytes in a shared mapping; the producer memcpy()s each
  *       payload from a private buffer into the next posted buffer and publishes a completion (buffer,
  *       length); the consumer takes completions in order, reads the first and last 8 bytes of the
- *       payload in place and reposts the buffer. Both busy-poll. Prints {"gbps","rate"} over the
- *       consumer's first to last completion, as the Node consumer does.
+ *       payload in place and reposts the buffer. Both busy-poll. Prints {"gbps","rate","whole_rate"}
+ *       at the consumer (bench.h's stream clock: after the warm-up, and over every message), as the
+ *       Node consumer does.
  *   fabric_ref copy SIZE  memcpy bandwidth into a 64 MiB shared mapping, walking it
  * Prints one JSON object.
  */
@@ -257,20 +258,20 @@ static int shm_ring(size_t size, long count, uint32_t posted, int cpu_consumer, 
   for (uint32_t i = 0; i < posted; i++) post[i] = i;
   __atomic_store_n(post_head, posted, __ATOMIC_RELEASE);
   volatile uint64_t sink = 0;
-  double first = 0, last = 0;
+  struct stream_clock clock;
+  stream_clock_init(&clock, count);
   for (uint32_t k = 0; k < (uint32_t)count; k++) {
     while (__atomic_load_n(comp_head, __ATOMIC_ACQUIRE) == k) cpu_relax();
-    if (k == 0) first = now_ns();
+    stream_at(&clock, (long)k + 1);
     struct completion c = comp[k % posted];
     sink ^= touch(data + (size_t)c.buf * size, c.len);
     post[(k + posted) % posted] = c.buf;
     __atomic_store_n(post_head, k + 1 + posted, __ATOMIC_RELEASE);
   }
-  last = now_ns();
   waitpid(pid, NULL, 0);
-  double seconds = (last - first) / 1e9;
-  printf("{\"mode\":\"shm_ring\",\"size\":%zu,\"count\":%ld,\"posted\":%u,\"gbps\":%.3f,\"rate\":%.0f}\n", size, count, posted,
-         (count - 1) * (double)size / seconds / 1e9, (count - 1) / seconds);
+  printf("{\"mode\":\"shm_ring\",\"size\":%zu,\"count\":%ld,\"posted\":%u,", size, count, posted);
+  stream_print_fields(&clock, size);
+  printf("}\n");
   return 0;
 }
 

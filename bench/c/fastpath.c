@@ -7,7 +7,7 @@
  *       from its completion after reading the payload's first and last 8 bytes in place (as the C ring
  *       of fabric_ref.c does) and checking the immediate data (the message's number, when both devices
  *       carry 8 bytes of it: messages arrive in order); once COUNT arrived, tells the producer (a 1-byte message) and prints
- *       {"gbps","rate"} over the first to last completion
+ *       {"gbps","rate","whole_rate"} (bench.h's stream clock: after the warm-up, and over every message)
  *   fastpath produce SIZE COUNT POSTED   client: a producer sending COUNT messages of SIZE bytes from
  *       its own mmap to the server's consumer, 64 send tasks in flight, each resubmitted from its
  *       completion (again later when the consumer has no buffer posted: DOCA_ERROR_AGAIN); leaves once
@@ -41,7 +41,7 @@ static long count, got, submitted, completed;
 static uint32_t posted, peer_consumer, imm_len;
 static bool have_consumer, told_done, told_skip, stopping;
 static const char *skipped;
-static double first_ns, last_ns;
+static struct stream_clock stream;
 static volatile uint64_t sink;
 
 /* Whether `err` of `call` says the library has no fast path (then remembered, for the report), else checked. */
@@ -143,8 +143,6 @@ static void received(struct doca_comch_consumer_task_post_recv *task, union doca
 
 	(void)task_user_data;
 	(void)ctx_user_data;
-	if (got == 0)
-		first_ns = now_ns();
 	check("doca_buf_get_data", doca_buf_get_data(buf, (void **)&data));
 	check("doca_buf_get_data_len", doca_buf_get_data_len(buf, &len));
 	if (len != size)
@@ -157,8 +155,8 @@ static void received(struct doca_comch_consumer_task_post_recv *task, union doca
 		if (seq != (uint64_t)got)
 			check("the immediate data (messages out of order)", DOCA_ERROR_UNEXPECTED);
 	}
-	if (++got == count) {
-		last_ns = now_ns();
+	stream_at(&stream, ++got);
+	if (got == count) {
 		doca_task_free(doca_comch_consumer_task_post_recv_as_task(task)); /* a stop waits for every task freed */
 		return;
 	}
@@ -374,6 +372,7 @@ int main(int argc, char **argv)
 	watchdog("fastpath", 300);
 	size = (size_t)atol(argv[2]);
 	count = atol(argv[3]);
+	stream_clock_init(&stream, count);
 	posted = (uint32_t)atol(argv[4]);
 	eng = engine_create(false);
 	if (consumer)
@@ -384,8 +383,11 @@ int main(int argc, char **argv)
 		skipped = "the peer's fast path: DOCA_ERROR_NOT_SUPPORTED";
 	if (skipped != NULL)
 		printf("{\"skipped\":\"%s\"}\n", skipped);
-	else if (consumer)
-		printf("{\"gbps\":%.3f,\"rate\":%.0f}\n", (count - 1) * (double)size / ((last_ns - first_ns) / 1e9) / 1e9, (count - 1) / ((last_ns - first_ns) / 1e9));
+	else if (consumer) {
+		printf("{");
+		stream_print_fields(&stream, size);
+		printf("}\n");
+	}
 	fflush(stdout);
 	stop_ctx(&eng, ctx);
 	return 0;

@@ -34,6 +34,44 @@ export function bandwidth(size: number, dst: Uint8Array, copy: (src: Uint8Array,
   return best;
 }
 
+/** A stream's rates: after the warm-up (`rate`, `gbps`), and over every message (`whole_rate`). */
+export interface StreamRate {
+  rate: number;
+  gbps: number;
+  whole_rate: number;
+}
+
+/**
+ * A stream's clock at its receiver, the same for every contender (bench/c/bench.h's stream_clock): the
+ * rate over the messages after the warm-up (warmupCount, the first tenth, as the round trips drop) and,
+ * for the warm-up row, over all of them, each from one message's arrival to the last's. `at(k)` is told
+ * the messages received so far (a byte stream: whole messages); it reads the clock three times in all.
+ */
+export class StreamClock {
+  private first = 0;
+  private steady = 0;
+  private last = 0;
+  private seen = 0;
+  private readonly warm: number;
+
+  constructor(readonly total: number) {
+    this.warm = warmupCount(total);
+  }
+
+  at(k: number): void {
+    if (this.seen === 0 && k >= 1) this.first = performance.now();
+    if (this.seen <= this.warm && k > this.warm) this.steady = performance.now();
+    if (this.seen < this.total && k >= this.total) this.last = performance.now();
+    this.seen = k;
+  }
+
+  /** The rates of `size`-byte messages (call once `total` arrived). */
+  figures(size: number): StreamRate {
+    const rate = (this.total - 1 - this.warm) / ((this.last - this.steady) / 1000);
+    return { rate, gbps: (rate * size) / 1e9, whole_rate: (this.total - 1) / ((this.last - this.first) / 1000) };
+  }
+}
+
 export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /**

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { root } from './config.js';
-import { medians, repeat, type Rtt } from './measure.js';
+import { medians, repeat, type Rtt, type StreamRate } from './measure.js';
 
 /** The C reference's trailing CPU arguments: the same pinning as the Node sides (first, second). */
 export const cpuArgs = (cpus: [number, number] = [0, 1]): string[] => (canPin ? cpus.map(String) : []);
@@ -141,10 +141,10 @@ export const SOCKET_BATCH = 256;
 
 /**
  * The socket streaming baseline: N messages of SIZE bytes, one write per message (batch 1) or `batch`
- * copied into each write; {rate (messages/s), gbps} at the receiving side, the median of RUNS runs.
+ * copied into each write; its receiver's StreamRate (after the warm-up, and over all), the median of RUNS runs.
  */
-export async function socketStream(sock: string, n: number, size: number, batch: number, env: Record<string, string>): Promise<{ rate: number; gbps: number }> {
-  return medians(await repeat(() => serverAndClient<{ rate: number; gbps: number }>(['socket-peer', ['sink', sock, String(n), String(size)]], ['socket-peer', ['flood', sock, String(n), String(size), String(batch)]], env, 'server')));
+export async function socketStream(sock: string, n: number, size: number, batch: number, env: Record<string, string>): Promise<StreamRate> {
+  return medians(await repeat(() => serverAndClient<StreamRate>(['socket-peer', ['sink', sock, String(n), String(size)]], ['socket-peer', ['flood', sock, String(n), String(size), String(batch)]], env, 'server')));
 }
 
 /** The socket ping-pong baseline (callbacks, both asleep): SIZE-byte messages, N round trips, median of RUNS runs. */
@@ -166,9 +166,9 @@ export interface FastpathRun {
   posted: number;
 }
 
-/** One fast-path run, consumer side first (cpu 1), producer second (cpu 0): {gbps, rate} at the consumer. */
-export async function fastpathRun(o: FastpathRun, env: Record<string, string>): Promise<{ gbps: number; rate: number }> {
-  return (await serverAndClientBoth<{ gbps: number; rate: number }, unknown>(['fastpath-peer', ['consume', JSON.stringify(o)]], ['fastpath-peer', ['produce', JSON.stringify(o)]], env)).server;
+/** One fast-path run, consumer side first (cpu 1), producer second (cpu 0): the consumer's StreamRate. */
+export async function fastpathRun(o: FastpathRun, env: Record<string, string>): Promise<StreamRate> {
+  return (await serverAndClientBoth<StreamRate, unknown>(['fastpath-peer', ['consume', JSON.stringify(o)]], ['fastpath-peer', ['produce', JSON.stringify(o)]], env)).server;
 }
 
 /** A C reference's figure: the median of RUNS runs. */

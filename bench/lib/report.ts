@@ -47,7 +47,10 @@ export interface Figure {
   cpu_us_per_msg?: number;
   cpu_pinger_us_per_msg?: number;
   cpu_echoer_us_per_msg?: number;
+  /** A stream's rate after the warm-up (the first tenth of its messages, as the round trips drop). */
   msgs_per_s?: number;
+  /** The same stream's rate over every message, the warm-up included (its own row). */
+  whole_msgs_per_s?: number;
   gbps?: number;
   ops_per_s?: number;
   cpu_pct?: number;
@@ -152,7 +155,7 @@ export const selected = (id: string): boolean => {
   return !filter || filter.test(bench) || filter.test(`${bench}/${id}`);
 };
 
-const RATIO_KEYS: FigureKey[] = ['p50_us', 'p99_us', 'p99_9_us', 'first_us', 'warmup_mean_us', 'cpu_us_per_msg', 'msgs_per_s', 'gbps', 'ops_per_s', 'cpu_pct', 'idle_cpu_pct', 'heap_bytes_per_msg', 'gcs_per_msg', 'gc_pause_us_per_msg'];
+const RATIO_KEYS: FigureKey[] = ['p50_us', 'p99_us', 'p99_9_us', 'first_us', 'warmup_mean_us', 'cpu_us_per_msg', 'msgs_per_s', 'whole_msgs_per_s', 'gbps', 'ops_per_s', 'cpu_pct', 'idle_cpu_pct', 'heap_bytes_per_msg', 'gcs_per_msg', 'gc_pause_us_per_msg'];
 const SHORT: Record<FigureKey, string> = {
   p50_us: 'p50',
   p99_us: 'p99',
@@ -163,6 +166,7 @@ const SHORT: Record<FigureKey, string> = {
   cpu_pinger_us_per_msg: 'pinger CPU',
   cpu_echoer_us_per_msg: 'echoer CPU',
   msgs_per_s: 'rate',
+  whole_msgs_per_s: 'rate over all',
   gbps: 'bandwidth',
   ops_per_s: 'rate',
   cpu_pct: 'CPU',
@@ -175,7 +179,7 @@ const SHORT: Record<FigureKey, string> = {
 
 /** A figure with its unit: "2 us", "3 M msg/s", "1 %". */
 export function formatFigure(key: FigureKey, x: number): string {
-  if (key === 'msgs_per_s') return `${+(x / 1e6).toPrecision(3)} M msg/s`;
+  if (key === 'msgs_per_s' || key === 'whole_msgs_per_s') return `${+(x / 1e6).toPrecision(3)} M msg/s`;
   if (key === 'ops_per_s') return `${+(x / 1e6).toPrecision(3)} M ops/s`;
   if (key === 'gbps') return `${+x.toPrecision(3)} GB/s`;
   if (key === 'cpu_pct' || key === 'idle_cpu_pct') return `${+x.toPrecision(3)} %`;
@@ -271,7 +275,8 @@ const verdicts = (ts: TargetResult[]) => ts.map((t) => `${SHORT[t.metric]} ${t.o
 /**
  * A scenario's table rows: softdpu next to each baseline (ratio = softdpu / baseline; latency: p50
  * ratio / p99 ratio [/ p99.9 ratio]), then for latencies the CPU per message of each and the warm-up
- * (first trip / mean of the trips dropped) where both measured it; targets on the rows they compare.
+ * (first trip / mean of the trips dropped) where both measured it, for streams (whose rates are after
+ * the warm-up) the rate over every message next to the first baseline's; targets on the rows they compare.
  */
 export function scenarioRows(s: Scenario): Row[] {
   const what = s.count === null ? s.title : `${s.title} (${s.count} ${s.unit ?? 'msgs'})`;
@@ -288,6 +293,10 @@ export function scenarioRows(s: Scenario): Row[] {
     if (s.metric === 'p50_us' && s.softdpu.cpu_us_per_msg !== undefined && b.cpu_us_per_msg !== undefined) {
       const split = s.softdpu.cpu_pinger_us_per_msg !== undefined && b.cpu_pinger_us_per_msg !== undefined;
       rows.push({ what: `    CPU per round trip${split ? ': pinger / echoer' : ''}`, softdpu: cpuCellOf(s.softdpu), reference: `${cpuCellOf(b)} (${b.label})`, ratio: ratio(r.cpu_us_per_msg ?? NaN) });
+    }
+    if (i === 0 && s.softdpu.whole_msgs_per_s !== undefined && b.whole_msgs_per_s !== undefined) {
+      const cell = (f: Figure) => formatFigure('whole_msgs_per_s', f.whole_msgs_per_s!);
+      rows.push({ what: `    warm-up included: rate over all ${s.count ?? ''} msgs`.replace('  msgs', ' msgs'), softdpu: cell(s.softdpu), reference: `${cell(b)} (${b.label})`, ratio: ratio(r.whole_msgs_per_s ?? NaN) });
     }
     if (s.metric === 'p50_us' && s.softdpu.first_us !== undefined && b.first_us !== undefined) {
       const n = s.count === null ? '' : ` of ${warmupCount(s.count)}`;
