@@ -92,3 +92,31 @@ test('a stop that cannot finish names the tasks never freed: a WARNING at the st
   drain(pe);
   assert.equal(ctx.state, 'IDLE');
 });
+
+test('a task a promise got back while the context stops is freed by its continuation: no warning of a task never freed', { timeout: 10_000 }, async (t) => {
+  const lines: string[] = [];
+  const log = logBackendCreateWithBuf((line) => lines.push(line), { sdk: true });
+  t.after(() => log.destroy());
+  const pe = ProgressEngine.create();
+  const ctx = new EchoCtx();
+  ctx.mode = 'hold'; // in flight until the stop flushes it
+  ctx.taskEchoSetConf(() => assert.fail('no callback: the promise gets it'), () => assert.fail('no callback: the promise gets it'), 4);
+  pe.connectCtx(ctx);
+  ctx.start();
+  const task = ctx.taskEchoAllocInit(1);
+  // As a promise adapter does (connection.send): await the task, free it in `finally`.
+  const sent = (async () => {
+    try {
+      await task.submitAsync();
+    } finally {
+      task.free();
+    }
+  })().then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  await ctx.stopAndWait({ timeoutMs: 5000 }); // the flush settles the promise inside a burst of progress
+  assert.ok(DocaError.is(await sent, 'SHUTDOWN'), 'the flush rejected the promise');
+  assert.equal(ctx.state, 'IDLE');
+  assert.deepEqual(lines.filter((l) => /stays STOPPING/.test(l)), [], 'no warning: the task was freed');
+});

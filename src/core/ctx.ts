@@ -205,7 +205,8 @@ export abstract class Context {
    * a context still STOPPING then says why in the message: tasks still in flight, or tasks that were
    * handed back (flushed) and never freed, by type and count ("2 post_recv task(s) allocated and never
    * freed; free them (doca_task_free) to let it reach IDLE"). The same words go to the SDK log at WARNING
-   * once, the first time a STOPPING context has nothing left to flush but tasks still allocated.
+   * once, when a STOPPING context has nothing left to flush but tasks still allocated, and still has them
+   * after a turn of the event loop (a promise adapter frees its task in a continuation).
    */
   async stopAndWait(options: WaitOptions = {}): Promise<void> {
     if (this.st === CtxState.IDLE) return;
@@ -262,12 +263,19 @@ export abstract class Context {
       return true;
     }
     if (this.st === CtxState.STOPPING && this.inflight === 0 && !this.leakReported && this.liveTasks() > 0) {
-      // Every flushed completion was handed back, yet tasks remain allocated: only the program can free them.
+      // Every flushed completion was handed back, yet tasks remain allocated: only the program can free
+      // them. A task a promise got back (submitAsync) is freed by its continuation, which runs after this
+      // synchronous burst of progress: look again once the event loop has turned.
       this.leakReported = true;
-      log.warn(`${this.name} stays STOPPING: ${this.stopBlocker()}`);
+      setImmediate(this.reportLeak).unref();
     }
     return false;
   }
+
+  /** The leak warning, if the tasks are still allocated (see _progressOne). */
+  private readonly reportLeak = (): void => {
+    if (this.st === CtxState.STOPPING && this.inflight === 0 && this.liveTasks() > 0) log.warn(`${this.name} stays STOPPING: ${this.stopBlocker()}`);
+  };
 
   /** What keeps a STOPPING context from IDLE, in words (for the log and for timeouts). */
   private stopBlocker(): string {
