@@ -25,9 +25,10 @@ interface Out {
 
 export async function dpaBench(): Promise<Record<string, unknown>> {
   return withTempDir(async (dir) => {
-    const n = count(5_000);
+    // At least 10 000 of each, so that a p99 is the steady state's, not the warm-up's (the first tenth is dropped).
+    const n = count(20_000);
     const rateN = count(200_000, 1000);
-    const launchN = count(2_000);
+    const launchN = count(10_000);
     // One process measures everything: run (RUNS times) when the first selected scenario needs it.
     let out: Promise<Out> | undefined;
     const measured = () =>

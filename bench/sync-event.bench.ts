@@ -16,7 +16,7 @@ export async function syncEventBench(): Promise<Record<string, unknown>> {
     // The creator ('a', the server process, cpu 1) pings; the importer ('b', cpu 0) answers.
     const rtt = async (mode: string, n: number) => rttFigure(await pingPong(['sync-event-peer', ['a', mode, String(n), blobs]], ['sync-event-peer', ['b', mode, String(n), blobs]], env, 'server'));
     const c = (mode: string, n: number) => runCRuns<Rtt>(ref, [mode, String(n), ...cpuArgs([1, 0])]);
-    const [nBusy, nYield, nAsleep] = [count(20_000), count(5_000), sleepingTrips()];
+    const [nBusy, nYield, nAsleep] = [count(20_000), count(10_000), sleepingTrips()];
     const trips = { metric: 'p50_us', unit: 'trips', size_bytes: 8 } as const;
     await scenario('rtt_busy', async () => ({ ...trips, title: 'update-to-wake RTT, busy waits', count: nBusy, softdpu: await rtt('busy', nBusy), baselines: { c_spin: rttBaseline('C spin', await c('spin', nBusy)) } }));
     await scenario('rtt_yield', async () => ({ ...trips, title: 'update-to-wake RTT, yielding waits', count: nYield, softdpu: await rtt('yield', nYield), baselines: { c_sched_yield: rttBaseline('C sched_yield loop', await c('yield', nYield)) } }));
