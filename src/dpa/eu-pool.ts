@@ -258,8 +258,9 @@ export class EuPool {
   /** Unit `unit` ended while the DPA ran: the DPA is fatal, naming it, why and what it ran. */
   private crash(unit: Unit): string | undefined {
     const i32 = this.options.segment.i32;
-    // Nobody is to ring a unit that is gone as if it slept.
+    // Nobody is to ring a unit that is gone as if it slept, nor count on it as looking for work.
     Atomics.and(i32, H.IDLE / 4, ~(1 << unit.index));
+    Atomics.and(i32, H.LOOKING / 4, ~(1 << unit.index));
     const work = Atomics.load(i32, (this.options.layout.eu(unit.index) + EU.RUNNING) / 4);
     this.fatal(`worker of execution unit ${unit.index} ${unit.ended}${describeWork(work)}`);
     return this.fatalReason;

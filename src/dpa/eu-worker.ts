@@ -51,6 +51,16 @@ export type EuMessage =
 
 /** How long an EU sleeps before it looks at the DPA's state again (a stop rings it anyway). */
 const SLEEP_SLICE_MS = 1000;
+/**
+ * Looks at the ready count an EU makes after a run before it sleeps, LOOKING set, and how often it
+ * harvests its bell meanwhile (every LOOK_HARVEST rounds: a bell of a DPA with 4096 objects is 129 words
+ * to read). Work made ready in that time (the next launch of a loop, the next activation of a thread that
+ * answers messages) is taken without a wake-up: no pipe write by the one who made it ready, no thread for
+ * the kernel to schedule (on a loaded machine, what a launch's p99 was: 44x its p50). Rounds, not time: a
+ * clock read allocates (32 B on Node 20). A whole look took 130-145 us here.
+ */
+const LOOK_ROUNDS = 4096;
+const LOOK_HARVEST = 32;
 
 const now = () => performance.timeOrigin + performance.now();
 
@@ -106,9 +116,29 @@ class Unit {
       // The ready count is a hint (the bitmaps are the truth), and other threads write it: the unit scans
       // before every sleep whatever it says, and sleeps unless the count moved since the scan began.
       const ready = Atomics.load(i32, H.READY / 4);
-      if (this.takeAndRun()) continue;
+      if (this.takeAndRun()) {
+        this.lookAfterWork();
+        continue;
+      }
       this.sleep(ready);
     }
+  }
+
+  /**
+   * After a run: LOOK_ROUNDS looks at the ready count with this EU's LOOKING bit set (ringers then wake
+   * nobody: scheduler.ts wakeOne), harvesting the bell every LOOK_HARVEST (a filled consumer or a changed
+   * event makes a thread ready). Ends at the first ready work (loop() takes it, or sleeps if another EU did)
+   * or when the DPA leaves RUNNING. The bit is cleared before the ready count is read again, so work
+   * whose maker saw it set is found by that read.
+   */
+  private lookAfterWork(): void {
+    const i32 = this.eu.dpa.i32;
+    Atomics.or(i32, H.LOOKING / 4, this.me);
+    for (let r = 1; r <= LOOK_ROUNDS; r++) {
+      if (Atomics.load(i32, H.READY / 4) !== 0 || Atomics.load(i32, H.STATE / 4) !== DpaState.RUNNING) break;
+      if (r % LOOK_HARVEST === 0) this.bell.harvest(this.onBit);
+    }
+    Atomics.and(i32, H.LOOKING / 4, ~this.me);
   }
 
   /** Delayed activations, in the order they were delayed. */

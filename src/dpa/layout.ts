@@ -36,7 +36,7 @@ export { makeHandle, splitHandle } from '../core/dpa-handle.js';
 
 const MAGIC = 0x31415044; // 'DPA1'
 /** 2: an entry's FAULT word, a consumer's MsgQ descriptor, element handles carry their object's incarnation. */
-const VERSION = 3;
+const VERSION = 4;
 
 export const H = {
   MAGIC: 64,
@@ -54,6 +54,8 @@ export const H = {
   EUS_UP: 140,
   WAKE_CURSOR: 144,
   GATED: 148,
+  /** Bit e set while EU e, just done with a run, keeps looking for work instead of sleeping (wakeOne rings nobody then). */
+  LOOKING: 152,
   OWNER_BELL: 192,
   EU_TABLE: 256,
 } as const;

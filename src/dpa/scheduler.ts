@@ -83,11 +83,14 @@ export class Scheduler {
   }
 
   /**
-   * Rings one idle EU, if any (round robin, so that bursts spread over the EUs). An EU whose bell is
+   * Rings one idle EU, if any (round robin, so that bursts spread over the EUs), unless an EU is looking
+   * for work (eu-worker.ts lookAfterWork: it finds this before it sleeps). An EU whose bell is
    * gone (its worker died) is passed over for the next idle one: the work is never left to a dead unit
    * (whose death makes the DPA fatal anyway, eu-pool.ts).
    */
   wakeOne(): void {
+    // An EU still looking after its last run reads the ready count before it sleeps: it takes the work.
+    if (Atomics.load(this.i32, H.LOOKING / 4) !== 0) return;
     const idle = Atomics.load(this.i32, H.IDLE / 4);
     if (idle === 0) return;
     const eus = this.layout.dims.eus;
