@@ -21,7 +21,8 @@ export async function comchBench(): Promise<Record<string, unknown>> {
   return withTempDir(async (dir) => {
     const env = { SOFTDPU_FABRIC: dir };
     const sock = join(dir, 'bench.sock');
-    const nBusy = count(20_000);
+    // Busy trips take about a microsecond: 20 000 of them ended inside V8's tiering (p99 15.7 us, 2.3 at 200 000).
+    const nBusy = count(200_000);
     const nAsleep = sleepingTrips();
     const nRate = count(500_000);
     await scenario('rtt_busy', async () => ({

@@ -8,7 +8,8 @@
  *                       consumer in the main thread and the client side's in a worker (`connection.share()`)
  * Each resolves with {p50_us, p99_us, p99_9_us, first_us, warmup_mean_us, cpu_us_per_msg} (the process's
  * CPU, both threads, per round trip).
- * As a process (`threads-peer N`, in a fabric SOFTDPU_FABRIC) it runs them all and prints one JSON object.
+ * As a process (`threads-peer N [N_BUSY]`, in a fabric SOFTDPU_FABRIC) it runs them all and prints one
+ * JSON object: the spinning contenders (SAB spin, the busy fast path) make N_BUSY trips (default N).
  */
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
@@ -156,12 +157,13 @@ if (!isMainThread && workerData?.threadsPeer) {
   }
 } else if (isMainThread && process.argv[1] === fileURLToPath(import.meta.url)) {
   const n = Number(process.argv[2]);
+  const nBusy = Number(process.argv[3] ?? n);
   const out = {
     message_port: await messagePortRtt(n),
     sab_wait: await sabWaitRtt(n),
-    sab_spin: await sabSpinRtt(n),
+    sab_spin: await sabSpinRtt(nBusy),
     softdpu_fastpath_notify: await fastpathThreadRtt(n, 'notify'),
-    softdpu_fastpath_busy: await fastpathThreadRtt(n, 'busy'),
+    softdpu_fastpath_busy: await fastpathThreadRtt(nBusy, 'busy'),
   };
   process.stdout.write(JSON.stringify(out) + '\n');
 }
