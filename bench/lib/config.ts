@@ -33,13 +33,15 @@ export const count = (n: number, min = 100): number => (QUICK ? Math.max(min, Ma
 
 /**
  * Round trips of every sleeping ping-pong (control path callbacks and promises, fast path, sync event
- * async waits) and of its references: 10 000, or SOFTDPU_BENCH_TRIPS; a tenth in a quick run. Enough
+ * async waits) and of its references: 30 000, or SOFTDPU_BENCH_TRIPS; a tenth in a quick run. Enough
  * that the p99 (and the p99.9) are steady state, not the first hundred trips (measure.ts drops the first
- * tenth as warm-up, for every contender).
+ * tenth as warm-up, for every contender). At 10 000, V8's tiering (compiles finishing up to trip 6 000
+ * on a pinned CPU) was inside the kept trips: the control path's 64 B p99 was 1.02x the socket's at 10 000
+ * and 0.86x at 30 000, its p99.9 1.50x and 1.06x, in the same afternoon.
  */
 export function sleepingTrips(): number {
   const env = process.env.SOFTDPU_BENCH_TRIPS;
-  const n = env === undefined ? 10_000 : Number(env);
+  const n = env === undefined ? 30_000 : Number(env);
   if (!Number.isInteger(n) || n < 100) throw new Error(`SOFTDPU_BENCH_TRIPS=${JSON.stringify(env)}: give a whole number of round trips, at least 100`);
   return count(n);
 }
