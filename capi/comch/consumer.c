@@ -55,7 +55,17 @@ struct doca_comch_consumer {
 	bool registered;
 	int64_t anonymous_since, claim_checked_ms;
 	uint64_t anonymous_timer;
+	/* Polls that found the head unfilled (claim_dead's cadence while the engine never slept). */
+	uint32_t unfilled_polls;
 };
+
+/*
+ * Polls finding the head unfilled per look at its claim while the engine has never slept: the look reads
+ * the claim head, which producers write with every claim, and a busy consumer polls many times per
+ * message; a look per poll took that cache line from the producer on every message (docs/protocol.md,
+ * Dead claims).
+ */
+#define CLAIM_LOOK_POLLS 256u
 
 static struct doca_comch_consumer *of(struct doca_ctx *ctx)
 {
@@ -245,7 +255,8 @@ static bool poll_consumer(struct sdpu_source *source)
 	if (state != DOCA_CTX_STATE_RUNNING)
 		return false;
 	take_filled(c);
-	if (c->head != c->tail && claim_dead(c)) {
+	/* Every poll once the engine slept (a poll may be the one a ring brought), else one in CLAIM_LOOK_POLLS. */
+	if (c->head != c->tail && (c->ep.ctx.pe->tracking || ++c->unfilled_polls % CLAIM_LOOK_POLLS == 0) && claim_dead(c)) {
 		sdpu_log_sdk(DOCA_LOG_LEVEL_WARNING, NAME, "consumer %u: the producer that claimed a posted buffer is gone; posting the buffer again",
 			     c->ep.id);
 		post(c, release_head(c));

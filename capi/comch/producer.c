@@ -36,6 +36,11 @@ struct target {
 	uint32_t id, index;
 	int32_t generation;
 	uint32_t slots;
+	/*
+	 * The post tail as last read: while it is ahead of a fresh claim head the buffers between are posted
+	 * (a tail only grows), so a claim need not read the word the consumer writes with every post.
+	 */
+	int32_t tail_seen;
 	uint32_t imm_len;
 	struct sdpu_segment *queue, *memory;
 	struct sdpu_remote_bell *bell;
@@ -137,6 +142,7 @@ static doca_error_t lookup(struct doca_comch_producer *p, uint32_t id, struct ta
 		return aborted(p, id, "has a queue that is not a consumer queue of version 2 (magic, version or slot count)");
 	}
 	t->slots = slots;
+	t->tail_seen = sdpu_load(q + SDPU_CQ_CLAIM_HEAD); /* nothing known posted: the first claim reads the tail */
 	if (sdpu_bell_ref_read(e + SDPU_ENTRY_BELL, &ref) == 1 && sdpu_remote_bell_open(&ref, &t->bell) == DOCA_SUCCESS)
 		t->bit = ref.bit;
 	return DOCA_SUCCESS;
@@ -202,15 +208,20 @@ static doca_error_t send_one(struct doca_comch_producer *p, struct doca_comch_pr
 	uint8_t *q = t->queue->base;
 
 	for (;;) {
-		int32_t head = sdpu_load(q + SDPU_CQ_CLAIM_HEAD), tail = sdpu_load(q + SDPU_CQ_POST_TAIL);
-		int32_t waiting;
+		int32_t head = sdpu_load(q + SDPU_CQ_CLAIM_HEAD), tail;
+		int32_t waiting = (int32_t)((uint32_t)t->tail_seen - (uint32_t)head);
 		uint8_t *s;
 		uint32_t capacity;
 		double offset;
 
-		if (sdpu_load(q + SDPU_CQ_CLAIM_HEAD) != head)
-			continue; /* another producer claimed meanwhile: a stale pair proves nothing */
-		waiting = (int32_t)((uint32_t)tail - (uint32_t)head);
+		/* A tail read before this head and still ahead of it bounds what is posted from head on. */
+		if (waiting <= 0 || (uint32_t)waiting > t->slots) {
+			tail = sdpu_load(q + SDPU_CQ_POST_TAIL);
+			if (sdpu_load(q + SDPU_CQ_CLAIM_HEAD) != head)
+				continue; /* another producer claimed meanwhile: a stale pair proves nothing */
+			t->tail_seen = tail;
+			waiting = (int32_t)((uint32_t)tail - (uint32_t)head);
+		}
 		if (waiting == 0)
 			return DOCA_ERROR_AGAIN;
 		if (waiting < 0 || (uint32_t)waiting > t->slots) {
