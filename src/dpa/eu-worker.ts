@@ -415,6 +415,7 @@ class Unit {
     dpa.view.setFloat64(entry + EU.RUN_START, now(), true);
     Atomics.store(dpa.i32, (entry + EU.RUNNING) / 4, (work.kind << 24) | work.index);
     this.eu.work = work;
+    this.eu.runs++;
     // Work left behind (the other ranks of this kernel, work queued behind this run) must not wait for
     // this run: one activation woke one EU, so this EU passes the wake-up on to an idle one.
     if (Atomics.load(dpa.i32, H.READY / 4) !== 0) dpa.sched.wakeOne();
@@ -504,6 +505,7 @@ export async function runEu(data: EuData): Promise<void> {
       if (level > 10 && level <= logLevel()) port.postMessage({ type: 'log', level, text } satisfies EuMessage);
     },
     work: undefined,
+    runs: 0,
   };
   dpa.report = (text) => eu.log(30, text);
   installEu(eu);

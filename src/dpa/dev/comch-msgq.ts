@@ -95,6 +95,9 @@ interface State {
   registries: Map<number, { generation: number; table: EndpointTable }>;
   /** Claims without a claimer's name, by consumer, generation and position: when this unit first saw them. */
   anonymous: Map<string, number>;
+  /** claimLookDue's cadence: get_completion calls, and the run whose first call looked. */
+  polls: number;
+  lookedRun: number;
 }
 
 /** The WebAssembly memory API (only its Memory is used here; the project's lib settings omit the namespace). */
@@ -104,7 +107,24 @@ interface WebAssemblyMemory {
   grow(pages: number): number;
 }
 
-const state = (eu: Eu): State => (eu.comch ??= { queues: [], producers: [], ccs: [], withViews: [], registries: new Map(), anonymous: new Map() }) as State;
+const state = (eu: Eu): State => (eu.comch ??= { queues: [], producers: [], ccs: [], withViews: [], registries: new Map(), anonymous: new Map(), polls: 0, lookedRun: -1 }) as State;
+
+/**
+ * Calls of get_completion between two looks at who claimed an unfilled head: the look reads the claim
+ * head, the word a CPU producer writes with every claim, and a thread polling in a loop calls many times
+ * per message; a look per call took that cache line from the producer on every message.
+ */
+const CLAIM_LOOK_POLLS = 256;
+
+/** Whether this get_completion looks at an unfilled head's claim: the first call of each run, then one in CLAIM_LOOK_POLLS. */
+function claimLookDue(eu: Eu): boolean {
+  const comch = state(eu);
+  if (comch.lookedRun !== eu.runs) {
+    comch.lookedRun = eu.runs;
+    return true;
+  }
+  return ++comch.polls % CLAIM_LOOK_POLLS === 0;
+}
 
 // ---- consumers -----------------------------------------------------------------------------------
 
@@ -197,15 +217,16 @@ function listed(eu: Eu, c: Cc, i: number): number {
 
 /**
  * What waits at `consumer`'s head (its oldest receive not yet returned): the byte offset of a filled
- * one, DEAD for one a producer claimed and died before filling, or -1 for nothing yet.
+ * one, DEAD for one a producer claimed and died before filling (only when `look`: claimLookDue), or -1
+ * for nothing yet.
  */
-function atHead(eu: Eu, consumer: number, queue: Queue, call: string): number {
+function atHead(eu: Eu, consumer: number, queue: Queue, look: boolean, call: string): number {
   if (!positionsHold(eu, consumer, queue, call)) return -1;
   const head = eu.dpa.load(consumer, CONSUMER.HEAD);
   if (head === Atomics.load(queue.i32, Q.POST_TAIL / 4)) return -1;
   const at = slotOf(queue, head);
   if (Atomics.load(queue.i32, at / 4) === Q.FILLED) return at;
-  return claimDead(eu, consumer, queue, head, at, call) ? DEAD : -1;
+  return look && claimDead(eu, consumer, queue, head, at, call) ? DEAD : -1;
 }
 const DEAD = -2;
 
@@ -216,7 +237,7 @@ function anyFilled(eu: Eu, cc: number, call: string): boolean {
     if (consumer < 0) continue;
     const generation = eu.dpa.load(consumer, OBJ.GEN);
     try {
-      if (atHead(eu, consumer, queueOf(eu, consumer, call), call) !== -1) return true;
+      if (atHead(eu, consumer, queueOf(eu, consumer, call), true, call) !== -1) return true;
     } catch (err) {
       if (stillStarted(eu, consumer, generation)) throw err; // else it stopped while this unit looked: no error of its
     }
@@ -245,16 +266,16 @@ function returnedRing(eu: Eu, cc: number, call: string): Cc {
 
 /**
  * `consumer`'s positions, which only move forward, each behind the next: released <= head (next to
- * return) <= claim head (producers') <= post tail, and no more posted than the queue holds. Anything
- * else ends the consumer (a receive could be returned twice, or a producer's fill never found); false then.
+ * return) <= post tail, and no more posted than the queue holds. Anything else ends the consumer (a
+ * receive could be returned twice); false then. The producers' claim head, between head and tail, is
+ * checked where it is read (claimDead): reading it on every call took its line from the producers.
  */
 function positionsHold(eu: Eu, consumer: number, queue: Queue, call: string): boolean {
   const released = eu.dpa.load(consumer, CONSUMER.RELEASED);
   const head = eu.dpa.load(consumer, CONSUMER.HEAD);
-  const claimed = Atomics.load(queue.i32, Q.CLAIM_HEAD / 4);
   const tail = Atomics.load(queue.i32, Q.POST_TAIL / 4);
-  if (((head - released) | 0) >= 0 && ((claimed - head) | 0) >= 0 && ((tail - claimed) | 0) >= 0 && ((tail - released) | 0) <= queue.slots) return true;
-  endConsumer(eu, consumer, queue, `its positions are impossible (released ${released >>> 0}, next ${head >>> 0}, claimed ${claimed >>> 0}, posted ${tail >>> 0} in ${queue.slots} slots)`, call);
+  if (((head - released) | 0) >= 0 && ((tail - head) | 0) >= 0 && ((tail - released) | 0) <= queue.slots) return true;
+  endConsumer(eu, consumer, queue, `its positions are impossible (released ${released >>> 0}, next ${head >>> 0}, posted ${tail >>> 0} in ${queue.slots} slots)`, call);
   return false;
 }
 
@@ -307,7 +328,13 @@ function registryOf(eu: Eu, consumer: number, call: string): EndpointTable {
  * Each unit keeps its own first look: whichever sees it long enough first gives the receive up.
  */
 function claimDead(eu: Eu, consumer: number, queue: Queue, head: number, at: number, call: string): boolean {
-  if (((Atomics.load(queue.i32, Q.CLAIM_HEAD / 4) - head) | 0) <= 0) return false; // not claimed
+  const claimed = Atomics.load(queue.i32, Q.CLAIM_HEAD / 4);
+  const tail = Atomics.load(queue.i32, Q.POST_TAIL / 4);
+  if (((claimed - head) | 0) < 0 || ((tail - claimed) | 0) < 0) {
+    endConsumer(eu, consumer, queue, `its positions are impossible (next ${head >>> 0}, claimed ${claimed >>> 0}, posted ${tail >>> 0} in ${queue.slots} slots)`, call);
+    return false;
+  }
+  if (claimed === head) return false; // not claimed
   const claimer = Atomics.load(queue.i32, at / 4) === Q.CLAIMED ? queue.view.getUint32(at + Q.SLOT.CLAIMER, true) : 0;
   if (claimer > 0) {
     const table = registryOf(eu, consumer, call);
@@ -358,13 +385,14 @@ export function comchConsumerGetCompletion(completionHandle: bigint): bigint | u
   if (((tail - dpa.load(cc, CONSUMER_COMPLETION.RET_HEAD)) | 0) >= max) return undefined; // ack some first
   const places = c.consumers;
   const cursor = dpa.load(cc, CONSUMER_COMPLETION.CURSOR) >>> 0; // in DPA memory: any value is a valid start
+  const look = claimLookDue(eu);
   for (let k = 0; k < places; k++) {
     const place = (cursor + k) % places;
     const consumer = listed(eu, c, place);
     if (consumer < 0) continue;
     const queue = queueOf(eu, consumer, call);
-    let at = atHead(eu, consumer, queue, call);
-    if (at === DEAD && skipDeadClaim(eu, consumer, queue)) at = atHead(eu, consumer, queue, call);
+    let at = atHead(eu, consumer, queue, look, call);
+    if (at === DEAD && skipDeadClaim(eu, consumer, queue)) at = atHead(eu, consumer, queue, look, call);
     if (at < 0) continue;
     const bad = badFill(eu, consumer, queue, at);
     if (bad) {

@@ -49,6 +49,8 @@ export interface Eu {
   /** Per-EU state of the comch device API (dpa/dev/comch-msgq.ts). */
   comch?: unknown;
   work: Work | undefined;
+  /** Runs this EU started (a thread's activation, a kernel instance, an RPC): what tells a run's first call. */
+  runs: number;
 }
 
 let eu: Eu | undefined;
