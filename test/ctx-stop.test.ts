@@ -1,6 +1,6 @@
 /** Stopping with tasks in flight: flushed through the error callback, STOPPING until every task is freed. */
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import { ctxStateName } from '../src/core/ctx.js';
 import { DocaError } from '../src/core/error.js';
 import { logBackendCreateWithBuf } from '../src/core/log.js';
@@ -76,10 +76,16 @@ test('an exception from a callback leaves progress() usable', () => {
   assert.equal(ctx.getNumInflightTasks(), 0);
 });
 
-test('a stop that cannot finish names the tasks never freed: a WARNING at the stop, and in the timeout', { timeout: 10_000 }, async (t) => {
+/** The SDK log's lines while test `t` runs. */
+function sdkLines(t: TestContext): string[] {
   const lines: string[] = [];
   const log = logBackendCreateWithBuf((line) => lines.push(line), { sdk: true });
   t.after(() => log.destroy());
+  return lines;
+}
+
+test('a stop that cannot finish names the tasks never freed: a WARNING at the stop, and in the timeout', { timeout: 10_000 }, async (t) => {
+  const lines = sdkLines(t);
   const pe = ProgressEngine.create();
   const ctx = new EchoCtx();
   ctx.taskEchoSetConf((task) => task.free(), (task) => task.free(), 8);
@@ -94,9 +100,7 @@ test('a stop that cannot finish names the tasks never freed: a WARNING at the st
 });
 
 test('a task a promise got back while the context stops is freed by its continuation: no warning of a task never freed', { timeout: 10_000 }, async (t) => {
-  const lines: string[] = [];
-  const log = logBackendCreateWithBuf((line) => lines.push(line), { sdk: true });
-  t.after(() => log.destroy());
+  const lines = sdkLines(t);
   const pe = ProgressEngine.create();
   const ctx = new EchoCtx();
   ctx.mode = 'hold'; // in flight until the stop flushes it
