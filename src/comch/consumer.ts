@@ -49,7 +49,7 @@ const ANONYMOUS_TICKS = ANONYMOUS_CLAIM_MS / ANONYMOUS_TICK_MS + 1;
 /** Looks at claims of one producer that claimDead answers from its last "alive" before it asks again. */
 const CLAIMER_LOOKS = 4096;
 /**
- * Polls finding the head unfilled per look at its claim, while the engine polls without a doorbell: the
+ * Polls finding the head unfilled per look at its claim, while the engine never slept (claimLookDue): the
  * look reads the claim head, which producers write with every claim, and a busy consumer polls many
  * times per message; a look per poll took that cache line from the producer on every message.
  */
@@ -104,7 +104,7 @@ export class ComchConsumer extends ComchEndpoint {
   private aliveClaimer = 0;
   private aliveClaimerPass = 0;
   private aliveClaimerLooks = 0;
-  /** Polls that found the head unfilled (giveUpDeadClaim's cadence on a busy engine). */
+  /** Polls that found the head unfilled (giveUpDeadClaim's cadence while the engine never slept). */
   private unfilledPolls = 0;
 
   private constructor(
