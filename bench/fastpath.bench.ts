@@ -16,17 +16,18 @@ type Result = StreamRate;
 
 /**
  * The bandwidth sweep: size, messages (every contender sends as many), buffers the consumer posts. The
- * counts are what it takes for the rate after the first tenth to be the steady state's: at 200 000
- * messages of 64 B, or 20 000 of 64 KiB, V8's tiering still ran past the tenth (1.7 M msg/s and 14 GB/s
- * after it, against 3.9 M and 43 GB/s at five times the count).
+ * counts are what it takes for the rate after the first tenth to be the steady state's: softdpu's rate
+ * climbs for the first few tenths of a second (V8's tiering). At 200 000 messages of 64 B it was 1.7 M
+ * msg/s after the tenth, 3.9 M at 1 000 000; 64 KiB: 14 GB/s at 20 000, 43 at 100 000, 55-58 at 200 000,
+ * 65-68 at 300 000; 1 MiB: 32 GB/s at 10 000, 37 at 20 000 (the C ring about the same at every count).
  */
 export const FASTPATH_SIZES: [size: number, count: number, posted: number][] = [
   [64, 1_000_000, 1024],
   [1024, 500_000, 1024],
   [4096, 200_000, 512],
   [16384, 200_000, 128],
-  [65536, 100_000, 32],
-  [1 << 20, 10_000, 16],
+  [65536, 200_000, 32],
+  [1 << 20, 20_000, 16],
 ];
 /** The sizes of the sleeping round trip. */
 export const FASTPATH_RTT_SIZES = [64, 1024, 4096, 16384, 65536];
