@@ -43,6 +43,13 @@ const CLAIMED = 3;
 /** The most immediate data a fast-path message carries (`doca_comch_consumer_cap_get_max_imm_data_len` never says more). */
 export const MAX_IMM = 32;
 /**
+ * How often a consumer that polls in a loop (a CPU consumer whose engine never slept, a DPA thread
+ * polling get_completion) looks at who claimed its unfilled head: once in this many polls. The look
+ * reads the claim head, which producers write with every claim; a look per poll took that cache line
+ * from the producer on every message (docs/protocol.md, Dead claims). A power of two.
+ */
+export const CLAIM_LOOK_POLLS = 256;
+/**
  * A slot's fields (offsets in the slot), as plain constants: the busy paths use them as they would
  * literals, where `SLOT.LENGTH` would be a property load in each, and bytes against V8's inlining budget.
  */

@@ -27,7 +27,7 @@ import { sdkLogSource } from '../core/log.js';
 import type { Task, TaskCompletionCb, TaskConf } from '../core/task.js';
 import type { WaitOptions } from '../core/wait.js';
 import { ComchConnection } from './connection.js';
-import { ConsumerQueue } from './consumer-queue.js';
+import { CLAIM_LOOK_POLLS, ConsumerQueue } from './consumer-queue.js';
 import { ComchConsumerPostRecvTask } from './post-recv-task.js';
 import { ComchEndpoint } from './endpoint.js';
 import { type ComchReceived, consumerMessages } from './fastpath-adapters.js';
@@ -48,12 +48,6 @@ const ANONYMOUS_TICK_MS = 250;
 const ANONYMOUS_TICKS = ANONYMOUS_CLAIM_MS / ANONYMOUS_TICK_MS + 1;
 /** Looks at claims of one producer that claimDead answers from its last "alive" before it asks again. */
 const CLAIMER_LOOKS = 4096;
-/**
- * Polls finding the head unfilled per look at its claim, while the engine never slept (claimLookDue): the
- * look reads the claim head, which producers write with every claim, and a busy consumer polls many
- * times per message; a look per poll took that cache line from the producer on every message.
- */
-const CLAIM_LOOK_POLLS = 256;
 
 /**
  * The comch consumer, `struct doca_comch_consumer` (`doca_comch_consumer_create`, a `doca_ctx` through

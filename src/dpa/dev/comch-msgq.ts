@@ -15,7 +15,7 @@
  * SEND_ERR on the producer's DPA completion; wrong use (more than 32 bytes, a bad handle, unknown
  * flags, a full completion queue) throws instead, and nothing is sent.
  */
-import { MAX_IMM, postSlots, QUEUE_LAYOUT as Q, QueueView } from '../../comch/consumer-queue.js';
+import { CLAIM_LOOK_POLLS, MAX_IMM, postSlots, QUEUE_LAYOUT as Q, QueueView } from '../../comch/consumer-queue.js';
 import { CONSUMER as ENTRY_STATE } from '../../comch/layout.js';
 import { attach, detach, type EndpointTable } from '../../comch/endpoint-table.js';
 import { AccessFlag } from '../../core/mmap.js';
@@ -109,13 +109,6 @@ interface WebAssemblyMemory {
 
 const state = (eu: Eu): State => (eu.comch ??= { queues: [], producers: [], ccs: [], withViews: [], registries: new Map(), anonymous: new Map(), polls: 0, lookedRun: -1 }) as State;
 
-/**
- * Calls of get_completion between two looks at who claimed an unfilled head: the look reads the claim
- * head, the word a CPU producer writes with every claim, and a thread polling in a loop calls many times
- * per message; a look per call took that cache line from the producer on every message.
- */
-const CLAIM_LOOK_POLLS = 256;
-
 /** Whether this get_completion looks at an unfilled head's claim: the first call of each run, then one in CLAIM_LOOK_POLLS. */
 function claimLookDue(eu: Eu): boolean {
   const comch = state(eu);
@@ -123,7 +116,7 @@ function claimLookDue(eu: Eu): boolean {
     comch.lookedRun = eu.runs;
     return true;
   }
-  return ++comch.polls % CLAIM_LOOK_POLLS === 0;
+  return (++comch.polls & (CLAIM_LOOK_POLLS - 1)) === 0;
 }
 
 // ---- consumers -----------------------------------------------------------------------------------
