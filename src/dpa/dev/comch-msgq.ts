@@ -156,8 +156,8 @@ export function comchConsumerAck(consumerHandle: bigint, n: number | bigint): vo
   const count = u32(call, 'num_msg', n);
   const queue = queueOf(eu, consumer, call);
   if (!positionsHold(eu, consumer, queue, call)) eu.dpa.checkFault(consumer, call);
-  const tail = Atomics.load(queue.i32, Q.POST_TAIL / 4);
-  const outstanding = (tail - eu.dpa.load(consumer, CONSUMER.RELEASED)) | 0;
+  const { tail } = positions;
+  const outstanding = (tail - positions.released) | 0;
   if (outstanding + count > queue.slots) {
     throw new DocaError('INVALID_VALUE', call, `cannot post ${count} receives: ${outstanding} of the queue's ${queue.slots} are posted or not yet acked`);
   }
@@ -215,8 +215,8 @@ function listed(eu: Eu, c: Cc, i: number): number {
  */
 function atHead(eu: Eu, consumer: number, queue: Queue, look: boolean, call: string): number {
   if (!positionsHold(eu, consumer, queue, call)) return -1;
-  const head = eu.dpa.load(consumer, CONSUMER.HEAD);
-  if (head === Atomics.load(queue.i32, Q.POST_TAIL / 4)) return -1;
+  const { head } = positions;
+  if (head === positions.tail) return -1;
   const at = slotOf(queue, head);
   if (Atomics.load(queue.i32, at / 4) === Q.FILLED) return at;
   return look && claimDead(eu, consumer, queue, head, at, call) ? DEAD : -1;
@@ -257,16 +257,20 @@ function returnedRing(eu: Eu, cc: number, call: string): Cc {
   return c;
 }
 
+/** What positionsHold read last (one EU runs one call at a time): its callers use these, not a second read. */
+const positions = { released: 0, head: 0, tail: 0 };
+
 /**
  * `consumer`'s positions, which only move forward, each behind the next: released <= head (next to
- * return) <= post tail, and no more posted than the queue holds. Anything else ends the consumer (a
- * receive could be returned twice); false then. The producers' claim head, between head and tail, is
- * checked where it is read (claimDead): reading it on every call took its line from the producers.
+ * return) <= post tail, and no more posted than the queue holds, read into `positions`. Anything else
+ * ends the consumer (a receive could be returned twice); false then. The producers' claim head, between
+ * head and tail, is checked where it is read (claimDead): reading it on every call took its line from
+ * the producers.
  */
 function positionsHold(eu: Eu, consumer: number, queue: Queue, call: string): boolean {
-  const released = eu.dpa.load(consumer, CONSUMER.RELEASED);
-  const head = eu.dpa.load(consumer, CONSUMER.HEAD);
-  const tail = Atomics.load(queue.i32, Q.POST_TAIL / 4);
+  const released = (positions.released = eu.dpa.load(consumer, CONSUMER.RELEASED));
+  const head = (positions.head = eu.dpa.load(consumer, CONSUMER.HEAD));
+  const tail = (positions.tail = Atomics.load(queue.i32, Q.POST_TAIL / 4));
   if (((head - released) | 0) >= 0 && ((tail - head) | 0) >= 0 && ((tail - released) | 0) <= queue.slots) return true;
   endConsumer(eu, consumer, queue, `its positions are impossible (released ${released >>> 0}, next ${head >>> 0}, posted ${tail >>> 0} in ${queue.slots} slots)`, call);
   return false;
@@ -392,7 +396,7 @@ export function comchConsumerGetCompletion(completionHandle: bigint): bigint | u
       endConsumer(eu, consumer, queue, bad, call);
       continue;
     }
-    const head = dpa.load(consumer, CONSUMER.HEAD);
+    const { head } = positions; // atHead's read
     const returnedAt = slotAt(base, tail, max, RETURNED_SIZE);
     Atomics.store(dpa.i32, returnedAt / 4, consumer);
     Atomics.store(dpa.i32, returnedAt / 4 + 1, head);
