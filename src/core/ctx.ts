@@ -262,7 +262,7 @@ export abstract class Context {
       this.finishStop();
       return true;
     }
-    if (this.st === CtxState.STOPPING && this.inflight === 0 && !this.leakReported && this.liveTasks() > 0) {
+    if (!this.leakReported && this.leaking()) {
       // Every flushed completion was handed back, yet tasks remain allocated: only the program can free
       // them. A task a promise got back (submitAsync) is freed by its continuation, which runs after this
       // synchronous burst of progress: look again once the event loop has turned.
@@ -274,8 +274,13 @@ export abstract class Context {
 
   /** The leak warning, if the tasks are still allocated (see _progressOne). */
   private readonly reportLeak = (): void => {
-    if (this.st === CtxState.STOPPING && this.inflight === 0 && this.liveTasks() > 0) log.warn(`${this.name} stays STOPPING: ${this.stopBlocker()}`);
+    if (this.leaking()) log.warn(`${this.name} stays STOPPING: ${this.stopBlocker()}`);
   };
+
+  /** STOPPING with nothing in flight, yet tasks allocated: only the program can free them. */
+  private leaking(): boolean {
+    return this.st === CtxState.STOPPING && this.inflight === 0 && this.liveTasks() > 0;
+  }
 
   /** What keeps a STOPPING context from IDLE, in words (for the log and for timeouts). */
   private stopBlocker(): string {
