@@ -110,14 +110,23 @@ export class Driver {
     return n;
   }
 
-  /** Spins without leaving the event-loop turn: after work, a short idle stretch ends it (continuations). */
+  /**
+   * Spins without leaving the event-loop turn: after work, a short idle stretch ends it (continuations);
+   * with none, BUSY_SPIN_MS of it from the first idle stretch (the clock is read only then: a read
+   * allocates, and a spin after work, one per message in a ping-pong, ends without one).
+   */
   private spin(): number {
     let n = 0;
     const budget = this.o.budget;
-    const until = performance.now() + BUSY_SPIN_MS;
+    let until = 0;
     for (let idle = 0; n < budget; ) {
       if (this.pe.progress()) n++;
-      else if ((++idle & 255) === 0 && (n > 0 || performance.now() > until || this.done())) break;
+      else if ((++idle & 255) === 0) {
+        if (n > 0 || this.done()) break;
+        const now = performance.now();
+        if (until === 0) until = now + BUSY_SPIN_MS;
+        else if (now > until) break;
+      }
     }
     return n;
   }
