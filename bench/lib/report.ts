@@ -296,7 +296,8 @@ export function scenarioRows(s: Scenario): Row[] {
     }
     if (i === 0 && s.softdpu.whole_msgs_per_s !== undefined && b.whole_msgs_per_s !== undefined) {
       const cell = (f: Figure) => formatFigure('whole_msgs_per_s', f.whole_msgs_per_s!);
-      rows.push({ what: `    warm-up included: rate over all ${s.count ?? ''} msgs`.replace('  msgs', ' msgs'), softdpu: cell(s.softdpu), reference: `${cell(b)} (${b.label})`, ratio: ratio(r.whole_msgs_per_s ?? NaN) });
+      const all = s.count === null ? 'all msgs' : `all ${s.count} msgs`;
+      rows.push({ what: `    warm-up included: rate over ${all}`, softdpu: cell(s.softdpu), reference: `${cell(b)} (${b.label})`, ratio: ratio(r.whole_msgs_per_s ?? NaN) });
     }
     if (s.metric === 'p50_us' && s.softdpu.first_us !== undefined && b.first_us !== undefined) {
       const n = s.count === null ? '' : ` of ${warmupCount(s.count)}`;
