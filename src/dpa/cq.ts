@@ -32,7 +32,7 @@ export function notifyAttached(dpa: DpaTables, index: number): void {
  * wrote it) would keep its thread from ever being activated without a word: the context is ended.
  */
 export function armed(dpa: DpaTables, index: number): boolean {
-  const value = Atomics.load(dpa.i32, dpa.at(index, ATTACHED.ARMED) / 4);
+  const value = dpa.peek(index, ATTACHED.ARMED); // a plain read: a compare-and-swap disarms
   if (value === 1) return true;
   if (value !== 0) dpa.fault(index, 'UNEXPECTED', `its armed word holds ${value}, neither 0 nor 1: it could never activate its thread again`);
   return false;
@@ -88,14 +88,15 @@ export interface CqRing {
 function ring(dpa: DpaTables, cq: number, call: string): CqRing {
   if (dpa.u32(cq, OBJ.KIND) !== ObjKind.COMPLETION) throw new DocaError('UNEXPECTED', call, `object ${cq}, named as a DPA completion, is a ${KIND_NAMES[dpa.u32(cq, OBJ.KIND)] ?? 'thing of no kind'}`);
   dpa.checkFault(cq, call);
-  const generation = dpa.load(cq, OBJ.GEN);
-  const size = dpa.u32(cq, COMPLETION.SIZE);
-  const at = dpa.u32(cq, COMPLETION.RING);
   let r = dpa.rings[cq];
-  if (r?.generation !== generation || r.size !== size || r.base !== at) {
+  // Plain reads compared with what was checked (ObjectFields.peek); an atomic load before the words are checked again.
+  if (r === undefined || r.generation !== dpa.peek(cq, OBJ.GEN) || r.size !== dpa.u32(cq, COMPLETION.SIZE) || r.base !== dpa.u32(cq, COMPLETION.RING)) {
+    const generation = dpa.load(cq, OBJ.GEN);
+    const size = dpa.u32(cq, COMPLETION.SIZE);
     if (!isPowerOfTwo(size) || size > MAX_QUEUE) throw new DocaError('UNEXPECTED', call, `the completion queue's entry says it holds ${size} elements, not a power of two up to ${MAX_QUEUE}`);
-    dpa.rings[cq] = r = { generation, size, base: dpa.arenaRange(at, size * CQE_SIZE, "the completion queue's ring", call) };
+    dpa.rings[cq] = r = { generation, size, base: dpa.arenaRange(dpa.u32(cq, COMPLETION.RING), size * CQE_SIZE, "the completion queue's ring", call) };
   }
+  const { size } = r;
   checkPositions(dpa, cq, size, call);
   return r;
 }
@@ -107,9 +108,10 @@ function ring(dpa: DpaTables, cq: number, call: string): CqRing {
  * could no longer be found, and a post could overwrite an unread one.
  */
 function checkPositions(dpa: DpaTables, cq: number, size: number, call: string): void {
-  const ack = dpa.load(cq, COMPLETION.ACK);
-  const read = dpa.load(cq, COMPLETION.READ);
-  const reserve = dpa.load(cq, COMPLETION.RESERVE);
+  // Plain reads in the order that keeps the rule true while others move them (ObjectFields.peek).
+  const ack = dpa.peek(cq, COMPLETION.ACK);
+  const read = dpa.peek(cq, COMPLETION.READ);
+  const reserve = dpa.peek(cq, COMPLETION.RESERVE);
   if (((read - ack) | 0) >= 0 && ((reserve - read) | 0) >= 0 && ((reserve - ack) | 0) <= 2 * size) return;
   dpa.fault(cq, 'UNEXPECTED', `its positions are impossible (ack ${ack >>> 0}, read ${read >>> 0}, reserve ${reserve >>> 0} in ${size} elements)`);
   dpa.checkFault(cq, call);
@@ -121,8 +123,8 @@ export function postCqe(dpa: DpaTables, cq: number, type: number, userData: numb
   const reserve = dpa.at(cq, COMPLETION.RESERVE) / 4;
   let position: number;
   for (;;) {
-    position = Atomics.load(dpa.i32, reserve);
-    if (((position - dpa.load(cq, COMPLETION.ACK)) | 0) >= size) {
+    position = dpa.i32[reserve]!; // the compare-and-swap below confirms it
+    if (((position - dpa.peek(cq, COMPLETION.ACK)) | 0) >= size) {
       throw new DocaError('FULL', call, `the DPA completion queue (${size} elements) is full: the thread reading it must get and ack its completions`);
     }
     if (Atomics.compareExchange(dpa.i32, reserve, position, (position + 1) | 0) === position) break;
@@ -140,10 +142,11 @@ export const NO_ELEMENT = 2 ** 32;
 
 /** The position of the element at the head of `cq` if one was posted (the read position moves on), else NO_ELEMENT. */
 export function cqGet(dpa: DpaTables, cq: number, call: string): number {
-  const position = dpa.load(cq, COMPLETION.READ);
+  const position = dpa.peek(cq, COMPLETION.READ);
   const { size, base } = ring(dpa, cq, call);
   const at = slotAt(base, position, size, CQE_SIZE);
-  if (Atomics.load(dpa.i32, at / 4) !== ((position + 1) | 0)) return NO_ELEMENT;
+  // A plain read finds nothing cheaply; a posted element's word is read again atomically before its fields.
+  if (dpa.i32[at >> 2] !== ((position + 1) | 0) || Atomics.load(dpa.i32, at >> 2) !== ((position + 1) | 0)) return NO_ELEMENT;
   dpa.store(cq, COMPLETION.READ, (position + 1) | 0);
   return position;
 }
@@ -153,17 +156,18 @@ export const cqSize = (dpa: DpaTables, cq: number, call: string): number => ring
 
 /** Whether `cq` holds elements not yet returned. */
 export function cqPending(dpa: DpaTables, cq: number, call: string): boolean {
-  const position = dpa.load(cq, COMPLETION.READ);
+  const position = dpa.peek(cq, COMPLETION.READ);
   const { size, base } = ring(dpa, cq, call);
   const at = slotAt(base, position, size, CQE_SIZE);
-  return Atomics.load(dpa.i32, at / 4) === ((position + 1) | 0);
+  return dpa.i32[at >> 2] === ((position + 1) | 0); // a plain read: a question, not a read of the element
+
 }
 
 /** Frees `n` returned elements; INVALID_VALUE (nothing freed) for more than were returned and not acked. */
 export function cqAck(dpa: DpaTables, cq: number, n: number, call: string): void {
   ring(dpa, cq, call);
-  const ack = dpa.load(cq, COMPLETION.ACK);
-  const returned = (dpa.load(cq, COMPLETION.READ) - ack) | 0;
+  const ack = dpa.peek(cq, COMPLETION.ACK);
+  const returned = (dpa.peek(cq, COMPLETION.READ) - ack) | 0;
   if (!Number.isInteger(n) || n < 0 || n > returned) throw new DocaError('INVALID_VALUE', call, `cannot ack ${n} completions: ${returned} were returned and not acked`);
   dpa.store(cq, COMPLETION.ACK, (ack + n) | 0);
 }
@@ -174,5 +178,5 @@ export function cqAck(dpa: DpaTables, cq: number, n: number, call: string): void
  */
 export function cqElement(dpa: DpaTables, cq: number, call: string): number {
   const { size, base } = ring(dpa, cq, call);
-  return slotAt(base, dpa.elementPosition(dpa.load(cq, COMPLETION.ACK), dpa.load(cq, COMPLETION.READ), size, call), size, CQE_SIZE);
+  return slotAt(base, dpa.elementPosition(dpa.peek(cq, COMPLETION.ACK), dpa.peek(cq, COMPLETION.READ), size, call), size, CQE_SIZE);
 }

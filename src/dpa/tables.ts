@@ -67,8 +67,8 @@ export class DpaTables extends ObjectFields {
     if (parts.kind !== kind) throw new DocaError('INVALID_VALUE', call, `handle ${hex(handle)} is a ${KIND_NAMES[parts.kind] ?? `kind ${parts.kind}`} handle, not a ${KIND_NAMES[kind]} handle`);
     if (parts.index >= this.layout.dims.objects) throw new DocaError('INVALID_VALUE', call, `handle ${hex(handle)} names object ${parts.index} of ${this.layout.dims.objects}`);
     const base = this.layout.object(parts.index);
-    const generation = Atomics.load(this.i32, (base + OBJ.GEN) / 4) & 0xffffff;
-    const state = Atomics.load(this.i32, (base + OBJ.STATE) / 4);
+    const generation = this.i32[(base + OBJ.GEN) >> 2]! & 0xffffff; // plain reads: checks (ObjectFields.peek)
+    const state = this.i32[(base + OBJ.STATE) >> 2]!;
     if (generation !== parts.generation || state === ObjState.FREE || this.view.getUint32(base + OBJ.KIND, true) !== kind) {
       throw new DocaError('BAD_STATE', call, `handle ${hex(handle)} names a ${KIND_NAMES[kind]} that was destroyed`);
     }
@@ -109,13 +109,13 @@ export class DpaTables extends ObjectFields {
 
   /** Whether object `index` was ended (`fault`). */
   faulted(index: number): boolean {
-    return Atomics.load(this.i32, (this.layout.object(index) + OBJ.FAULT) / 4) !== 0;
+    return this.peek(index, OBJ.FAULT) !== 0;
   }
 
   /** Throws the error object `index` was ended with, if it was. */
   checkFault(index: number, call: string): void {
-    const value = Atomics.load(this.i32, (this.layout.object(index) + OBJ.FAULT) / 4);
-    if (value === 0) return;
+    if (this.peek(index, OBJ.FAULT) === 0) return;
+    const value = this.load(index, OBJ.FAULT);
     const name: DocaErrorName = value > 0 && value < DOCA_ERRORS.length ? DOCA_ERRORS[value]![0] : 'DOCA_ERROR_UNEXPECTED';
     throw new DocaError(name, call, `the ${KIND_NAMES[this.u32(index, OBJ.KIND)] ?? 'object'} ${index} was ended for what it found in shared memory (the DOCA log says what)`);
   }
@@ -140,7 +140,7 @@ export class DpaTables extends ObjectFields {
    */
   elementHandle(kind: number, index: number, position: number, size: number): bigint {
     const period = elementPeriod(size);
-    const incarnation = (this.load(index, OBJ.GEN) >>> 1) & 0xff;
+    const incarnation = (this.peek(index, OBJ.GEN) >>> 1) & 0xff;
     const key = (incarnation << 24) | (kind << 17) | period;
     let made = this.elements[index];
     if (made?.key !== key) this.elements[index] = made = { key, handles: [], parts: [] };
@@ -170,8 +170,8 @@ export class DpaTables extends ObjectFields {
     }
     const index = parts.index;
     const base = this.layout.object(index);
-    const live = Atomics.load(this.i32, (base + OBJ.STATE) / 4) === ObjState.STARTED && this.view.getUint32(base + OBJ.KIND, true) === of;
-    if (!live || ((Atomics.load(this.i32, (base + OBJ.GEN) / 4) >>> 1) & 0xff) !== parts.generation >>> 16) {
+    const live = this.i32[(base + OBJ.STATE) >> 2] === ObjState.STARTED && this.view.getUint32(base + OBJ.KIND, true) === of;
+    if (!live || ((this.i32[(base + OBJ.GEN) >> 2]! >>> 1) & 0xff) !== parts.generation >>> 16) {
       throw new DocaError('BAD_STATE', call, `${hex(handle)} is an element of a ${KIND_NAMES[of]} that was stopped or destroyed`);
     }
     this.checkFault(index, call);
@@ -196,6 +196,6 @@ export class DpaTables extends ObjectFields {
   /** Whether object `index` still has generation `generation` and is started (a reference is still good). */
   live(index: number, generation: number): boolean {
     const base = this.layout.object(index);
-    return index >= 0 && index < this.layout.dims.objects && Atomics.load(this.i32, (base + OBJ.GEN) / 4) === generation && Atomics.load(this.i32, (base + OBJ.STATE) / 4) !== ObjState.FREE;
+    return index >= 0 && index < this.layout.dims.objects && this.i32[(base + OBJ.GEN) >> 2] === generation && this.i32[(base + OBJ.STATE) >> 2] !== ObjState.FREE;
   }
 }

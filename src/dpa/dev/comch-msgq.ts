@@ -124,9 +124,9 @@ function claimLookDue(eu: Eu): boolean {
 /** The queue segment of DPA consumer `consumer`, mapped in this EU (once per start) and checked. */
 function queueOf(eu: Eu, consumer: number, call: string): Queue {
   const comch = state(eu);
-  const generation = eu.dpa.load(consumer, OBJ.GEN);
   const known = comch.queues[consumer];
-  if (known?.generation === generation && !known.segment.closed) return known;
+  if (known !== undefined && known.generation === eu.dpa.peek(consumer, OBJ.GEN) && !known.segment.closed) return known;
+  const generation = eu.dpa.load(consumer, OBJ.GEN); // before the words it publishes are read
   if (known) {
     known.segment.close();
     comch.queues[consumer] = undefined;
@@ -172,12 +172,15 @@ function ccOf(eu: Eu, cc: number, call: string): Cc {
   const dpa = eu.dpa;
   dpa.checkFault(cc, call);
   const comch = state(eu);
+  const known = comch.ccs[cc];
+  // Plain reads, compared with what was checked (ObjectFields.peek); the words are read again after an atomic load otherwise.
+  const peeked = dpa.peek(cc, OBJ.GEN);
+  if (known !== undefined && known.generation === peeked && known.max === dpa.u32(cc, CONSUMER_COMPLETION.MAX_RECV) && known.base === dpa.u32(cc, CONSUMER_COMPLETION.RETURNED) && known.consumers === dpa.u32(cc, CONSUMER_COMPLETION.MAX_CONSUMERS) && known.list === dpa.u32(cc, CONSUMER_COMPLETION.LIST)) return known;
   const generation = dpa.load(cc, OBJ.GEN);
   const max = dpa.u32(cc, CONSUMER_COMPLETION.MAX_RECV);
   const base = dpa.u32(cc, CONSUMER_COMPLETION.RETURNED);
   const consumers = dpa.u32(cc, CONSUMER_COMPLETION.MAX_CONSUMERS);
   const list = dpa.u32(cc, CONSUMER_COMPLETION.LIST);
-  const known = comch.ccs[cc];
   if (known?.generation === generation && known.max === max && known.base === base && known.consumers === consumers && known.list === list) return known;
   if (consumers < 1 || consumers > MAX_CONSUMERS) throw new DocaError('UNEXPECTED', call, `the completion context's entry names ${consumers} consumers, not 1 to ${MAX_CONSUMERS}`);
   dpa.arenaRange(list, consumers * 8, "the completion context's consumer list", call);
@@ -202,9 +205,9 @@ function forgetViews(c: Cc): void {
  */
 function listed(eu: Eu, c: Cc, i: number): number {
   const dpa = eu.dpa;
-  const at = (c.list + i * 8) / 4;
-  const consumer = Atomics.load(dpa.i32, at) - 1;
-  if (consumer >= 0 && dpa.live(consumer, Atomics.load(dpa.i32, at + 1)) && dpa.u32(consumer, OBJ.KIND) === ObjKind.CONSUMER && dpa.load(consumer, OBJ.STATE) === ObjState.STARTED && !dpa.faulted(consumer)) return consumer;
+  const at = (c.list + i * 8) >> 2;
+  const consumer = dpa.i32[at]! - 1; // plain reads: checks (ObjectFields.peek)
+  if (consumer >= 0 && dpa.live(consumer, dpa.i32[at + 1]!) && dpa.u32(consumer, OBJ.KIND) === ObjKind.CONSUMER && dpa.peek(consumer, OBJ.STATE) === ObjState.STARTED && !dpa.faulted(consumer)) return consumer;
   return -1;
 }
 
@@ -218,7 +221,8 @@ function atHead(eu: Eu, consumer: number, queue: Queue, look: boolean, call: str
   const { head } = positions;
   if (head === positions.tail) return -1;
   const at = slotOf(queue, head);
-  if (Atomics.load(queue.i32, at / 4) === Q.FILLED) return at;
+  // A plain read finds nothing cheaply; a filled slot is read again atomically before what it publishes.
+  if (queue.i32[at >> 2] === Q.FILLED && Atomics.load(queue.i32, at >> 2) === Q.FILLED) return at;
   return look && claimDead(eu, consumer, queue, head, at, call) ? DEAD : -1;
 }
 const DEAD = -2;
@@ -248,14 +252,18 @@ const stillStarted = (eu: Eu, index: number, generation: number): boolean => eu.
 function returnedRing(eu: Eu, cc: number, call: string): Cc {
   const dpa = eu.dpa;
   const c = ccOf(eu, cc, call);
-  const head = dpa.load(cc, CONSUMER_COMPLETION.RET_HEAD);
-  const tail = dpa.load(cc, CONSUMER_COMPLETION.RET_TAIL);
+  // The thread's own words (whichever unit ran it last handed it over through the scheduler's atomics).
+  const head = (returned.head = dpa.peek(cc, CONSUMER_COMPLETION.RET_HEAD));
+  const tail = (returned.tail = dpa.peek(cc, CONSUMER_COMPLETION.RET_TAIL));
   if (((tail - head) | 0) < 0 || ((tail - head) | 0) > c.max) {
     dpa.fault(cc, 'UNEXPECTED', `its returned ring says ${(tail - head) | 0} receives are returned in ${c.max}`);
     dpa.checkFault(cc, call);
   }
   return c;
 }
+
+/** What returnedRing read last (one EU runs one call at a time): its callers use these, not a second read. */
+const returned = { head: 0, tail: 0 };
 
 /** What positionsHold read last (one EU runs one call at a time): its callers use these, not a second read. */
 const positions = { released: 0, head: 0, tail: 0 };
@@ -268,9 +276,10 @@ const positions = { released: 0, head: 0, tail: 0 };
  * the producers.
  */
 function positionsHold(eu: Eu, consumer: number, queue: Queue, call: string): boolean {
-  const released = (positions.released = eu.dpa.load(consumer, CONSUMER.RELEASED));
-  const head = (positions.head = eu.dpa.load(consumer, CONSUMER.HEAD));
-  const tail = (positions.tail = Atomics.load(queue.i32, Q.POST_TAIL / 4));
+  // Plain reads: DPA code's own positions (posted, returned, released by the units running its threads).
+  const released = (positions.released = eu.dpa.peek(consumer, CONSUMER.RELEASED));
+  const head = (positions.head = eu.dpa.peek(consumer, CONSUMER.HEAD));
+  const tail = (positions.tail = queue.i32[Q.POST_TAIL >> 2]!);
   if (((head - released) | 0) >= 0 && ((tail - head) | 0) >= 0 && ((tail - released) | 0) <= queue.slots) return true;
   endConsumer(eu, consumer, queue, `its positions are impossible (released ${released >>> 0}, next ${head >>> 0}, posted ${tail >>> 0} in ${queue.slots} slots)`, call);
   return false;
@@ -378,10 +387,10 @@ export function comchConsumerGetCompletion(completionHandle: bigint): bigint | u
   const cc = dpa.resolve(completionHandle, ObjKind.CONSUMER_COMPLETION, call);
   const c = returnedRing(eu, cc, call);
   const { max, base } = c;
-  const tail = dpa.load(cc, CONSUMER_COMPLETION.RET_TAIL);
-  if (((tail - dpa.load(cc, CONSUMER_COMPLETION.RET_HEAD)) | 0) >= max) return undefined; // ack some first
+  const { tail } = returned;
+  if (((tail - returned.head) | 0) >= max) return undefined; // ack some first
   const places = c.consumers;
-  const cursor = dpa.load(cc, CONSUMER_COMPLETION.CURSOR) >>> 0; // in DPA memory: any value is a valid start
+  const cursor = dpa.peek(cc, CONSUMER_COMPLETION.CURSOR) >>> 0; // in DPA memory: any value is a valid start
   const look = claimLookDue(eu);
   for (let k = 0; k < places; k++) {
     const place = (cursor + k) % places;
@@ -419,16 +428,16 @@ function element(eu: Eu, handle: bigint, call: string): number {
   const dpa = eu.dpa;
   const cc = dpa.element(handle, ObjKind.CONSUMER_ELEMENT, ObjKind.CONSUMER_COMPLETION, call);
   const c = returnedRing(eu, cc, call);
-  const position = dpa.elementPosition(dpa.load(cc, CONSUMER_COMPLETION.RET_HEAD), dpa.load(cc, CONSUMER_COMPLETION.RET_TAIL), c.max, call);
+  const position = dpa.elementPosition(returned.head, returned.tail, c.max, call);
   const returnedAt = slotAt(c.base, position, c.max, RETURNED_SIZE);
-  const consumer = Atomics.load(dpa.i32, returnedAt / 4);
+  const consumer = dpa.i32[returnedAt >> 2]!;
   if (!(consumer >= 0 && consumer < dpa.layout.dims.objects && dpa.u32(consumer, OBJ.KIND) === ObjKind.CONSUMER)) throw new DocaError('UNEXPECTED', call, `the returned element names object ${consumer}, which is no consumer`);
   const queue = queueOf(eu, consumer, call);
   found.cc = cc;
   found.c = c;
   found.position = position;
   found.queue = queue;
-  return slotOf(queue, Atomics.load(dpa.i32, returnedAt / 4 + 1));
+  return slotOf(queue, dpa.i32[(returnedAt >> 2) + 1]!);
 }
 
 /**
@@ -470,15 +479,15 @@ export function comchConsumerCompletionAck(completionHandle: bigint, n: number |
   const dpa = eu.dpa;
   const cc = dpa.resolve(completionHandle, ObjKind.CONSUMER_COMPLETION, call);
   const count = u32(call, 'num_comp', n);
-  const head = dpa.load(cc, CONSUMER_COMPLETION.RET_HEAD);
-  const returned = (dpa.load(cc, CONSUMER_COMPLETION.RET_TAIL) - head) | 0;
-  if (count > returned) throw new DocaError('INVALID_VALUE', call, `cannot ack ${count} completions: ${returned} were returned and not acked`);
   const { max, base } = returnedRing(eu, cc, call);
+  const { head } = returned;
+  const outstanding = (returned.tail - head) | 0;
+  if (count > outstanding) throw new DocaError('INVALID_VALUE', call, `cannot ack ${count} completions: ${outstanding} were returned and not acked`);
   for (let i = 0; i < count; i++) {
     const returnedAt = slotAt(base, (head + i) | 0, max, RETURNED_SIZE);
-    const consumer = Atomics.load(dpa.i32, returnedAt / 4);
-    const position = Atomics.load(dpa.i32, returnedAt / 4 + 1);
-    if (consumer >= 0 && consumer < dpa.layout.dims.objects && dpa.u32(consumer, OBJ.KIND) === ObjKind.CONSUMER && dpa.load(consumer, OBJ.STATE) === ObjState.STARTED) {
+    const consumer = dpa.i32[returnedAt >> 2]!;
+    const position = dpa.i32[(returnedAt >> 2) + 1]!;
+    if (consumer >= 0 && consumer < dpa.layout.dims.objects && dpa.u32(consumer, OBJ.KIND) === ObjKind.CONSUMER && dpa.peek(consumer, OBJ.STATE) === ObjState.STARTED) {
       const queue = queueOf(eu, consumer, call);
       Atomics.store(queue.i32, slotOf(queue, position) / 4, Q.EMPTY);
       dpa.store(consumer, CONSUMER.RELEASED, (position + 1) | 0);
@@ -558,8 +567,9 @@ export function pollConsumers(eu: Eu): void {
 /** DPA producer `p`'s MsgQ endpoint table, attached in this EU (once per start). */
 function producerOf(eu: Eu, p: number, call: string): Producer {
   const comch = state(eu);
-  const generation = eu.dpa.load(p, OBJ.GEN);
   const known = comch.producers[p];
+  if (known !== undefined && known.generation === eu.dpa.peek(p, OBJ.GEN)) return known;
+  const generation = eu.dpa.load(p, OBJ.GEN);
   if (known?.generation === generation) return known;
   if (known) forgetProducer(comch, p, known);
   const segment = decodeDescriptor(eu.dpa.view, eu.dpa.at(p, PRODUCER.MSGQ), call);
@@ -626,11 +636,13 @@ function flagsOf(call: string, flags: unknown): number {
 
 /** The producer's DPA completion, checked to have room for one more element (FULL otherwise). */
 function completionOf(eu: Eu, p: number, call: string): number {
-  const cq = eu.dpa.load(p, PRODUCER.COMPLETION) - 1;
-  if (cq < 0 || !eu.dpa.live(cq, eu.dpa.load(p, PRODUCER.COMPLETION_GEN)) || eu.dpa.load(cq, OBJ.STATE) !== ObjState.STARTED) {
+  // Plain reads (checks; postCqe reserves its place with a compare-and-swap and checks again).
+  const dpa = eu.dpa;
+  const cq = dpa.peek(p, PRODUCER.COMPLETION) - 1;
+  if (cq < 0 || !dpa.live(cq, dpa.peek(p, PRODUCER.COMPLETION_GEN)) || dpa.peek(cq, OBJ.STATE) !== ObjState.STARTED) {
     throw new DocaError('BAD_STATE', call, "the producer's DPA completion is not started");
   }
-  if (((eu.dpa.load(cq, COMPLETION.RESERVE) - eu.dpa.load(cq, COMPLETION.ACK)) | 0) >= eu.dpa.u32(cq, COMPLETION.SIZE)) {
+  if (((dpa.peek(cq, COMPLETION.RESERVE) - dpa.peek(cq, COMPLETION.ACK)) | 0) >= dpa.u32(cq, COMPLETION.SIZE)) {
     throw new DocaError('FULL', call, "the producer's DPA completion queue is full: get and ack its completions first (nothing was sent)");
   }
   return cq;

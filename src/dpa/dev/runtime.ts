@@ -67,10 +67,11 @@ export function installEu(unit: Eu): void {
  */
 export function current(call: string): Eu {
   if (!eu) throw new DocaError('NOT_PERMITTED', call, 'the DPA device API is only for DPA code (functions of a DPA application that a started Dpa runs)');
+  // Plain reads (ObjectFields.peek): a stop seen a call later is a stop all the same.
   const i32 = eu.dpa.i32;
-  if (Atomics.load(i32, H.STATE / 4) !== DpaState.RUNNING) throw STOPPED;
+  if (i32[H.STATE >> 2] !== DpaState.RUNNING) throw STOPPED;
   const w = eu.work;
-  if (w?.kind === WorkKind.THREAD && Atomics.load(i32, eu.dpa.at(w.index, OBJ.STATE) / 4) === ThreadState.STOPPING) throw STOPPED;
+  if (w?.kind === WorkKind.THREAD && eu.dpa.peek(w.index, OBJ.STATE) === ThreadState.STOPPING) throw STOPPED;
   return eu;
 }
 
