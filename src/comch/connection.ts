@@ -406,8 +406,7 @@ export class ComchConnection implements WakeSource {
    * mostly finds neither: both tests are here, so that a look with nothing to relay calls neither step.
    */
   private relay(): number {
-    // A plain read finds no change cheaply (docs/protocol.md, plain reads); a change is read again atomically.
-    const request = this.segment.i32[this.requestBell] === this.lastRequest ? this.lastRequest : Atomics.load(this.segment.i32, this.requestBell);
+    const request = Atomics.load(this.segment.i32, this.requestBell);
     const announced = request === this.lastRequest ? 0 : this.announceConsumers(request);
     return this.controlIn.hasRecord() ? announced + this.takeAnnouncements() : announced;
   }

@@ -162,8 +162,7 @@ export class ConsumerQueue {
   filled(): Filled | undefined {
     if (this.head === this.tail) return undefined;
     const at = this.at(this.head);
-    // A plain read finds nothing cheaply (docs/protocol.md, plain reads); a filled slot is read again atomically before its fields.
-    if (this.i32[(at + SLOT_STATE) >> 2] !== FILLED || Atomics.load(this.i32, (at + SLOT_STATE) >> 2) !== FILLED) return undefined;
+    if (Atomics.load(this.i32, (at + SLOT_STATE) / 4) !== FILLED) return undefined;
     const r = this.result;
     const length = this.view.getUint32(at + SLOT_LENGTH, true);
     const immLen = this.view.getUint32(at + SLOT_IMM_LEN, true);

@@ -59,7 +59,7 @@ export class EndpointTable {
   }
 
   get connected(): boolean {
-    return !this.segment.closed && this.i32[FP.STATE >> 2] === CONN_CONNECTED; // a plain read: a check (docs/protocol.md)
+    return !this.segment.closed && Atomics.load(this.i32, FP.STATE / 4) === CONN_CONNECTED;
   }
 
   /** Marks the connection closed and rings every endpoint of both sides (they fail or finish stopping). */

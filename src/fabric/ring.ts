@@ -134,8 +134,6 @@ export class RingReader extends RingSide {
   hasRecord(): boolean {
     if (this.abandoned) return false;
     if (this.head !== this.tailSeen) return true;
-    // A plain read finds nothing cheaply (docs/protocol.md, plain reads); a moved tail is read again atomically before the records.
-    if (this.i32[this.tailIndex] === this.head) return false;
     this.tailSeen = Atomics.load(this.i32, this.tailIndex);
     return this.head !== this.tailSeen;
   }
