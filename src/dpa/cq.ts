@@ -32,7 +32,8 @@ export function notifyAttached(dpa: DpaTables, index: number): void {
  * wrote it) would keep its thread from ever being activated without a word: the context is ended.
  */
 export function armed(dpa: DpaTables, index: number): boolean {
-  const value = dpa.peek(index, ATTACHED.ARMED); // a plain read: a compare-and-swap disarms
+  // Atomic: the load after a post's store (the other half arms, then looks), which a plain read could pass.
+  const value = Atomics.load(dpa.i32, dpa.at(index, ATTACHED.ARMED) / 4);
   if (value === 1) return true;
   if (value !== 0) dpa.fault(index, 'UNEXPECTED', `its armed word holds ${value}, neither 0 nor 1: it could never activate its thread again`);
   return false;
@@ -108,14 +109,18 @@ function ring(dpa: DpaTables, cq: number, call: string): CqRing {
  * could no longer be found, and a post could overwrite an unread one.
  */
 function checkPositions(dpa: DpaTables, cq: number, size: number, call: string): void {
-  // Plain reads in the order that keeps the rule true while others move them (ObjectFields.peek).
-  const ack = dpa.peek(cq, COMPLETION.ACK);
-  const read = dpa.peek(cq, COMPLETION.READ);
-  const reserve = dpa.peek(cq, COMPLETION.RESERVE);
-  if (((read - ack) | 0) >= 0 && ((reserve - read) | 0) >= 0 && ((reserve - ack) | 0) <= 2 * size) return;
+  // Plain reads first (ObjectFields.peek); what they would end the queue for is read again atomically, in
+  // the order that keeps the rule true while others move them (plain reads may be reordered on arm64).
+  if (positionsOk(dpa.peek(cq, COMPLETION.ACK), dpa.peek(cq, COMPLETION.READ), dpa.peek(cq, COMPLETION.RESERVE), size)) return;
+  const ack = dpa.load(cq, COMPLETION.ACK);
+  const read = dpa.load(cq, COMPLETION.READ);
+  const reserve = dpa.load(cq, COMPLETION.RESERVE);
+  if (positionsOk(ack, read, reserve, size)) return;
   dpa.fault(cq, 'UNEXPECTED', `its positions are impossible (ack ${ack >>> 0}, read ${read >>> 0}, reserve ${reserve >>> 0} in ${size} elements)`);
   dpa.checkFault(cq, call);
 }
+
+const positionsOk = (ack: number, read: number, reserve: number, size: number): boolean => ((read - ack) | 0) >= 0 && ((reserve - read) | 0) >= 0 && ((reserve - ack) | 0) <= 2 * size;
 
 /** Posts an element on completion queue `cq`; FULL (nothing posted) when the ring has no room. */
 export function postCqe(dpa: DpaTables, cq: number, type: number, userData: number, immediate: number, call: string): void {
@@ -159,7 +164,7 @@ export function cqPending(dpa: DpaTables, cq: number, call: string): boolean {
   const position = dpa.peek(cq, COMPLETION.READ);
   const { size, base } = ring(dpa, cq, call);
   const at = slotAt(base, position, size, CQE_SIZE);
-  return dpa.i32[at >> 2] === ((position + 1) | 0); // a plain read: a question, not a read of the element
+  return Atomics.load(dpa.i32, at >> 2) === ((position + 1) | 0); // atomic: requestNotification's look after arming
 
 }
 

@@ -38,6 +38,8 @@ export class DpaTables extends ObjectFields {
   /** By kind: the handle last split or issued and its parts (a `===` before the map: hot loops pass the same handles). */
   private readonly lastHandle: (bigint | undefined)[] = [];
   private readonly lastParts: (HandleParts | undefined)[] = [];
+  /** By kind: the handle `resolve` last found started, its index and generation (its fast path). */
+  private readonly resolved: ({ handle: bigint; index: number; generation: number } | undefined)[] = [];
   /** By context object: the element handles issued for it, reused (elementHandle). */
   private readonly elements: ({ key: number; handles: bigint[]; parts: HandleParts[] } | undefined)[] = [];
   /** @internal cq.ts: completion queues' rings as checked, by object index. */
@@ -61,19 +63,32 @@ export class DpaTables extends ObjectFields {
    * unless `started` is false) object.
    */
   resolve(handle: unknown, kind: number, call: string, started = true): number {
+    // The handle last resolved for this kind: its value's checks hold for good, the entry's are read again (plain reads).
+    const memo = this.resolved[kind];
+    if (memo !== undefined && handle === memo.handle && started) {
+      const base = this.layout.object(memo.index);
+      const i32 = this.i32;
+      if ((i32[(base + OBJ.GEN) >> 2]! & 0xffffff) === memo.generation && i32[(base + OBJ.STATE) >> 2] === ObjState.STARTED && i32[(base + OBJ.FAULT) >> 2] === 0) return memo.index;
+    }
     const parts = this.parts(handle, kind);
     if (!parts) throw new DocaError('INVALID_VALUE', call, `${hex(handle)} is not a handle (a u64 bigint)`);
     if (parts.tag !== this.tag) throw new DocaError('INVALID_VALUE', call, `handle ${hex(handle)} belongs to another DPA`);
     if (parts.kind !== kind) throw new DocaError('INVALID_VALUE', call, `handle ${hex(handle)} is a ${KIND_NAMES[parts.kind] ?? `kind ${parts.kind}`} handle, not a ${KIND_NAMES[kind]} handle`);
     if (parts.index >= this.layout.dims.objects) throw new DocaError('INVALID_VALUE', call, `handle ${hex(handle)} names object ${parts.index} of ${this.layout.dims.objects}`);
     const base = this.layout.object(parts.index);
-    const generation = this.i32[(base + OBJ.GEN) >> 2]! & 0xffffff; // plain reads: checks (ObjectFields.peek)
-    const state = this.i32[(base + OBJ.STATE) >> 2]!;
+    const generation = Atomics.load(this.i32, (base + OBJ.GEN) / 4) & 0xffffff;
+    const state = Atomics.load(this.i32, (base + OBJ.STATE) / 4);
     if (generation !== parts.generation || state === ObjState.FREE || this.view.getUint32(base + OBJ.KIND, true) !== kind) {
       throw new DocaError('BAD_STATE', call, `handle ${hex(handle)} names a ${KIND_NAMES[kind]} that was destroyed`);
     }
     if (started && state !== ObjState.STARTED) throw new DocaError('BAD_STATE', call, `the ${KIND_NAMES[kind]} of handle ${hex(handle)} is not started`);
     this.checkFault(parts.index, call);
+    if (started) {
+      const m = (this.resolved[kind] ??= { handle: 0n, index: 0, generation: 0 }); // reused: two handles taking turns make no garbage
+      m.handle = handle as bigint;
+      m.index = parts.index;
+      m.generation = parts.generation;
+    }
     return parts.index;
   }
 
@@ -170,13 +185,19 @@ export class DpaTables extends ObjectFields {
     }
     const index = parts.index;
     const base = this.layout.object(index);
-    const live = this.i32[(base + OBJ.STATE) >> 2] === ObjState.STARTED && this.view.getUint32(base + OBJ.KIND, true) === of;
-    if (!live || ((this.i32[(base + OBJ.GEN) >> 2]! >>> 1) & 0xff) !== parts.generation >>> 16) {
+    // Plain reads (ObjectFields.peek), read again atomically before they fail the call.
+    const incarnation = parts.generation >>> 16;
+    if (!this.startedAt(base, of, this.i32[(base + OBJ.STATE) >> 2]!, this.i32[(base + OBJ.GEN) >> 2]!, incarnation) && !this.startedAt(base, of, Atomics.load(this.i32, (base + OBJ.STATE) / 4), Atomics.load(this.i32, (base + OBJ.GEN) / 4), incarnation)) {
       throw new DocaError('BAD_STATE', call, `${hex(handle)} is an element of a ${KIND_NAMES[of]} that was stopped or destroyed`);
     }
     this.checkFault(index, call);
     this.elementField = parts.generation & 0xffff;
     return index;
+  }
+
+  /** Whether the entry at `base`, of `kind`, read as `state` and `generation`, is started at `incarnation`. */
+  private startedAt(base: number, kind: number, state: number, generation: number, incarnation: number): boolean {
+    return state === ObjState.STARTED && this.view.getUint32(base + OBJ.KIND, true) === kind && ((generation >>> 1) & 0xff) === incarnation;
   }
 
   /**
@@ -195,6 +216,12 @@ export class DpaTables extends ObjectFields {
 
   /** Whether object `index` still has generation `generation` and is started (a reference is still good). */
   live(index: number, generation: number): boolean {
+    const base = this.layout.object(index);
+    return index >= 0 && index < this.layout.dims.objects && Atomics.load(this.i32, (base + OBJ.GEN) / 4) === generation && Atomics.load(this.i32, (base + OBJ.STATE) / 4) !== ObjState.FREE;
+  }
+
+  /** `live` with plain reads (ObjectFields.peek): for a poll that, told no, looks again at its next call. */
+  peekLive(index: number, generation: number): boolean {
     const base = this.layout.object(index);
     return index >= 0 && index < this.layout.dims.objects && this.i32[(base + OBJ.GEN) >> 2] === generation && this.i32[(base + OBJ.STATE) >> 2] !== ObjState.FREE;
   }

@@ -207,7 +207,7 @@ function listed(eu: Eu, c: Cc, i: number): number {
   const dpa = eu.dpa;
   const at = (c.list + i * 8) >> 2;
   const consumer = dpa.i32[at]! - 1; // plain reads: checks (ObjectFields.peek)
-  if (consumer >= 0 && dpa.live(consumer, dpa.i32[at + 1]!) && dpa.u32(consumer, OBJ.KIND) === ObjKind.CONSUMER && dpa.peek(consumer, OBJ.STATE) === ObjState.STARTED && !dpa.faulted(consumer)) return consumer;
+  if (consumer >= 0 && dpa.peekLive(consumer, dpa.i32[at + 1]!) && dpa.u32(consumer, OBJ.KIND) === ObjKind.CONSUMER && dpa.peek(consumer, OBJ.STATE) === ObjState.STARTED && !dpa.faulted(consumer)) return consumer;
   return -1;
 }
 
@@ -216,13 +216,14 @@ function listed(eu: Eu, c: Cc, i: number): number {
  * one, DEAD for one a producer claimed and died before filling (only when `look`: claimLookDue), or -1
  * for nothing yet.
  */
-function atHead(eu: Eu, consumer: number, queue: Queue, look: boolean, call: string): number {
+function atHead(eu: Eu, consumer: number, queue: Queue, look: boolean, call: string, afterArming = false): number {
   if (!positionsHold(eu, consumer, queue, call)) return -1;
   const { head } = positions;
   if (head === positions.tail) return -1;
   const at = slotOf(queue, head);
   // A plain read finds nothing cheaply; a filled slot is read again atomically before what it publishes.
-  if (queue.i32[at >> 2] === Q.FILLED && Atomics.load(queue.i32, at >> 2) === Q.FILLED) return at;
+  // The look after arming (`afterArming`: requestNotification) reads atomically: a plain load may pass the store before it.
+  if ((afterArming || queue.i32[at >> 2] === Q.FILLED) && Atomics.load(queue.i32, at >> 2) === Q.FILLED) return at;
   return look && claimDead(eu, consumer, queue, head, at, call) ? DEAD : -1;
 }
 const DEAD = -2;
@@ -234,7 +235,7 @@ function anyFilled(eu: Eu, cc: number, call: string): boolean {
     if (consumer < 0) continue;
     const generation = eu.dpa.load(consumer, OBJ.GEN);
     try {
-      if (atHead(eu, consumer, queueOf(eu, consumer, call), true, call) !== -1) return true;
+      if (atHead(eu, consumer, queueOf(eu, consumer, call), true, call, true) !== -1) return true;
     } catch (err) {
       if (stillStarted(eu, consumer, generation)) throw err; // else it stopped while this unit looked: no error of its
     }
@@ -253,8 +254,13 @@ function returnedRing(eu: Eu, cc: number, call: string): Cc {
   const dpa = eu.dpa;
   const c = ccOf(eu, cc, call);
   // The thread's own words (whichever unit ran it last handed it over through the scheduler's atomics).
-  const head = (returned.head = dpa.peek(cc, CONSUMER_COMPLETION.RET_HEAD));
-  const tail = (returned.tail = dpa.peek(cc, CONSUMER_COMPLETION.RET_TAIL));
+  returned.head = dpa.peek(cc, CONSUMER_COMPLETION.RET_HEAD);
+  returned.tail = dpa.peek(cc, CONSUMER_COMPLETION.RET_TAIL);
+  if (((returned.tail - returned.head) | 0) < 0 || ((returned.tail - returned.head) | 0) > c.max) {
+    returned.head = dpa.load(cc, CONSUMER_COMPLETION.RET_HEAD); // read again atomically before it ends the context
+    returned.tail = dpa.load(cc, CONSUMER_COMPLETION.RET_TAIL);
+  }
+  const { head, tail } = returned;
   if (((tail - head) | 0) < 0 || ((tail - head) | 0) > c.max) {
     dpa.fault(cc, 'UNEXPECTED', `its returned ring says ${(tail - head) | 0} receives are returned in ${c.max}`);
     dpa.checkFault(cc, call);
@@ -276,14 +282,26 @@ const positions = { released: 0, head: 0, tail: 0 };
  * the producers.
  */
 function positionsHold(eu: Eu, consumer: number, queue: Queue, call: string): boolean {
-  // Plain reads: DPA code's own positions (posted, returned, released by the units running its threads).
-  const released = (positions.released = eu.dpa.peek(consumer, CONSUMER.RELEASED));
-  const head = (positions.head = eu.dpa.peek(consumer, CONSUMER.HEAD));
-  const tail = (positions.tail = queue.i32[Q.POST_TAIL >> 2]!);
-  if (((head - released) | 0) >= 0 && ((tail - head) | 0) >= 0 && ((tail - released) | 0) <= queue.slots) return true;
+  // Plain reads first: DPA code's own positions (posted, returned, released by the units running its
+  // threads). What they would end the consumer for is read again atomically, in order (another unit may
+  // look while one runs the thread, and plain reads may be reordered on arm64).
+  positions.released = eu.dpa.peek(consumer, CONSUMER.RELEASED);
+  positions.head = eu.dpa.peek(consumer, CONSUMER.HEAD);
+  positions.tail = queue.i32[Q.POST_TAIL >> 2]!;
+  if (positionsOk(queue)) return true;
+  positions.released = eu.dpa.load(consumer, CONSUMER.RELEASED);
+  positions.head = eu.dpa.load(consumer, CONSUMER.HEAD);
+  positions.tail = Atomics.load(queue.i32, Q.POST_TAIL / 4);
+  if (positionsOk(queue)) return true;
+  const { released, head, tail } = positions;
   endConsumer(eu, consumer, queue, `its positions are impossible (released ${released >>> 0}, next ${head >>> 0}, posted ${tail >>> 0} in ${queue.slots} slots)`, call);
   return false;
 }
+
+const positionsOk = (queue: Queue): boolean => {
+  const { released, head, tail } = positions;
+  return ((head - released) | 0) >= 0 && ((tail - head) | 0) >= 0 && ((tail - released) | 0) <= queue.slots;
+};
 
 /** A filled receive that no immediate-only receive can be: what is wrong with it, or undefined. */
 function badFill(eu: Eu, consumer: number, queue: Queue, at: number): string | undefined {
@@ -636,13 +654,16 @@ function flagsOf(call: string, flags: unknown): number {
 
 /** The producer's DPA completion, checked to have room for one more element (FULL otherwise). */
 function completionOf(eu: Eu, p: number, call: string): number {
-  // Plain reads (checks; postCqe reserves its place with a compare-and-swap and checks again).
+  // Plain reads first (ObjectFields.peek), read again atomically before they fail the call; postCqe
+  // reserves its place with a compare-and-swap and checks again.
   const dpa = eu.dpa;
-  const cq = dpa.peek(p, PRODUCER.COMPLETION) - 1;
-  if (cq < 0 || !dpa.live(cq, dpa.peek(p, PRODUCER.COMPLETION_GEN)) || dpa.peek(cq, OBJ.STATE) !== ObjState.STARTED) {
+  const peeked = dpa.peek(p, PRODUCER.COMPLETION) - 1;
+  if (peeked >= 0 && dpa.peekLive(peeked, dpa.peek(p, PRODUCER.COMPLETION_GEN)) && dpa.peek(peeked, OBJ.STATE) === ObjState.STARTED && ((dpa.peek(peeked, COMPLETION.RESERVE) - dpa.peek(peeked, COMPLETION.ACK)) | 0) < dpa.u32(peeked, COMPLETION.SIZE)) return peeked;
+  const cq = dpa.load(p, PRODUCER.COMPLETION) - 1;
+  if (cq < 0 || !dpa.live(cq, dpa.load(p, PRODUCER.COMPLETION_GEN)) || dpa.load(cq, OBJ.STATE) !== ObjState.STARTED) {
     throw new DocaError('BAD_STATE', call, "the producer's DPA completion is not started");
   }
-  if (((dpa.peek(cq, COMPLETION.RESERVE) - dpa.peek(cq, COMPLETION.ACK)) | 0) >= dpa.u32(cq, COMPLETION.SIZE)) {
+  if (((dpa.load(cq, COMPLETION.RESERVE) - dpa.load(cq, COMPLETION.ACK)) | 0) >= dpa.u32(cq, COMPLETION.SIZE)) {
     throw new DocaError('FULL', call, "the producer's DPA completion queue is full: get and ack its completions first (nothing was sent)");
   }
   return cq;
