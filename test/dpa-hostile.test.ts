@@ -162,6 +162,34 @@ test('element handles: a stale one of a reused completion index is refused (BAD_
   assert.equal(dpa.rpc('element_user_data', stale), BigInt(1e9 + E.DOCA_ERROR_BAD_STATE), 'the old handle names a completion that was destroyed');
 });
 
+test('a handle a unit just resolved is refused once its object stops, ends or is destroyed (the resolve fast path reads the entry again)', { timeout: 30_000 }, async (t) => {
+  dpaFabric(t, { numEus: 1 }); // one unit: every call below meets the handle it resolved last
+  const dev = openDeviceByPci('03:00.0');
+  const dpa = startDpa(t, dev, 'hostile');
+  const first = DpaCompletion.create(dpa, 4);
+  first.start();
+  const handle = first.getDpaHandle();
+  assert.equal(dpa.rpc('try_get', handle), 0n, 'started and empty');
+  assert.equal(dpa.rpc('try_get', handle), 0n, 'again, through the fast path');
+  first.stop();
+  assert.equal(dpa.rpc('try_get', handle), BigInt(1e9 + E.DOCA_ERROR_BAD_STATE), 'stopped');
+  first.start();
+  assert.equal(dpa.rpc('try_get', handle), 0n, 'started again: the same handle works again');
+  const index = first.index;
+  first.stop();
+  first.destroy();
+  const second = DpaCompletion.create(dpa, 4);
+  onCleanup(t, quietly(() => second.destroy()));
+  assert.equal(second.index, index, 'the new completion takes the freed entry');
+  second.start();
+  onCleanup(t, quietly(() => second.stop()));
+  assert.equal(dpa.rpc('try_get', handle), BigInt(1e9 + E.DOCA_ERROR_BAD_STATE), 'the old handle names a destroyed completion, though its entry is started again');
+  assert.equal(dpa.rpc('try_get', second.getDpaHandle()), 0n, 'the new handle works');
+  assert.equal(dpa.rpc('try_get', second.getDpaHandle()), 0n, 'and through the fast path');
+  assert.ok(dpa._running('test').tables.fault(second.index, 'UNEXPECTED', 'ended by the test'));
+  assert.equal(dpa.rpc('try_get', second.getDpaHandle()), BigInt(1e9 + E.DOCA_ERROR_UNEXPECTED), 'an ended completion refuses the handle it resolved a call before');
+});
+
 test('a notification completion whose attached thread names another kind of object activates nothing', { timeout: 30_000 }, async (t) => {
   dpaFabric(t, { numEus: 1 });
   const dev = openDeviceByPci('03:00.0');
