@@ -111,16 +111,22 @@ function ring(dpa: DpaTables, cq: number, call: string): CqRing {
 function checkPositions(dpa: DpaTables, cq: number, size: number, call: string): void {
   // Plain reads first (ObjectFields.peek); what they would end the queue for is read again atomically, in
   // the order that keeps the rule true while others move them (plain reads may be reordered on arm64).
-  if (positionsOk(dpa.peek(cq, COMPLETION.ACK), dpa.peek(cq, COMPLETION.READ), dpa.peek(cq, COMPLETION.RESERVE), size)) return;
-  const ack = dpa.load(cq, COMPLETION.ACK);
-  const read = dpa.load(cq, COMPLETION.READ);
-  const reserve = dpa.load(cq, COMPLETION.RESERVE);
-  if (positionsOk(ack, read, reserve, size)) return;
+  if (positionsOk(dpa, cq, size, true) || positionsOk(dpa, cq, size, false)) return;
+  const { ack, read, reserve } = seen;
   dpa.fault(cq, 'UNEXPECTED', `its positions are impossible (ack ${ack >>> 0}, read ${read >>> 0}, reserve ${reserve >>> 0} in ${size} elements)`);
   dpa.checkFault(cq, call);
 }
 
-const positionsOk = (ack: number, read: number, reserve: number, size: number): boolean => ((read - ack) | 0) >= 0 && ((reserve - read) | 0) >= 0 && ((reserve - ack) | 0) <= 2 * size;
+/** What positionsOk read last (the fault names these). */
+const seen = { ack: 0, read: 0, reserve: 0 };
+
+/** Reads `cq`'s positions into `seen`, in order (`plain`: ObjectFields.peek); whether they hold. */
+function positionsOk(dpa: DpaTables, cq: number, size: number, plain: boolean): boolean {
+  const ack = (seen.ack = dpa.read(cq, COMPLETION.ACK, plain));
+  const read = (seen.read = dpa.read(cq, COMPLETION.READ, plain));
+  const reserve = (seen.reserve = dpa.read(cq, COMPLETION.RESERVE, plain));
+  return ((read - ack) | 0) >= 0 && ((reserve - read) | 0) >= 0 && ((reserve - ack) | 0) <= 2 * size;
+}
 
 /** Posts an element on completion queue `cq`; FULL (nothing posted) when the ring has no room. */
 export function postCqe(dpa: DpaTables, cq: number, type: number, userData: number, immediate: number, call: string): void {
@@ -165,7 +171,6 @@ export function cqPending(dpa: DpaTables, cq: number, call: string): boolean {
   const { size, base } = ring(dpa, cq, call);
   const at = slotAt(base, position, size, CQE_SIZE);
   return Atomics.load(dpa.i32, at >> 2) === ((position + 1) | 0); // atomic: requestNotification's look after arming
-
 }
 
 /** Frees `n` returned elements; INVALID_VALUE (nothing freed) for more than were returned and not acked. */

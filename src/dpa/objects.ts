@@ -118,6 +118,11 @@ export class ObjectFields {
     return this.i32[(this.layout.object(index) + field) >> 2]!;
   }
 
+  /** `peek` when `plain`, else `load`: for a check made plainly first and atomically again before it fails. */
+  read(index: number, field: number, plain: boolean): number {
+    return plain ? this.peek(index, field) : this.load(index, field);
+  }
+
   store(index: number, field: number, value: number): void {
     Atomics.store(this.i32, (this.layout.object(index) + field) / 4, value);
   }

@@ -214,15 +214,11 @@ export class DpaTables extends ObjectFields {
     return this.view.getUint32(this.layout.object(index) + field, true);
   }
 
-  /** Whether object `index` still has generation `generation` and is started (a reference is still good). */
-  live(index: number, generation: number): boolean {
-    const base = this.layout.object(index);
-    return index >= 0 && index < this.layout.dims.objects && Atomics.load(this.i32, (base + OBJ.GEN) / 4) === generation && Atomics.load(this.i32, (base + OBJ.STATE) / 4) !== ObjState.FREE;
-  }
-
-  /** `live` with plain reads (ObjectFields.peek): for a poll that, told no, looks again at its next call. */
-  peekLive(index: number, generation: number): boolean {
-    const base = this.layout.object(index);
-    return index >= 0 && index < this.layout.dims.objects && this.i32[(base + OBJ.GEN) >> 2] === generation && this.i32[(base + OBJ.STATE) >> 2] !== ObjState.FREE;
+  /**
+   * Whether object `index` still has generation `generation` and is not free (a reference is still good).
+   * `plain` reads the words plainly (ObjectFields.peek): for a poll that, told no, looks again at its next call.
+   */
+  live(index: number, generation: number, plain = false): boolean {
+    return index >= 0 && index < this.layout.dims.objects && this.read(index, OBJ.GEN, plain) === generation && this.read(index, OBJ.STATE, plain) !== ObjState.FREE;
   }
 }

@@ -207,7 +207,7 @@ function listed(eu: Eu, c: Cc, i: number): number {
   const dpa = eu.dpa;
   const at = (c.list + i * 8) >> 2;
   const consumer = dpa.i32[at]! - 1; // plain reads: checks (ObjectFields.peek)
-  if (consumer >= 0 && dpa.peekLive(consumer, dpa.i32[at + 1]!) && dpa.u32(consumer, OBJ.KIND) === ObjKind.CONSUMER && dpa.peek(consumer, OBJ.STATE) === ObjState.STARTED && !dpa.faulted(consumer)) return consumer;
+  if (consumer >= 0 && dpa.live(consumer, dpa.i32[at + 1]!, true) && dpa.u32(consumer, OBJ.KIND) === ObjKind.CONSUMER && dpa.peek(consumer, OBJ.STATE) === ObjState.STARTED && !dpa.faulted(consumer)) return consumer;
   return -1;
 }
 
@@ -254,14 +254,9 @@ function returnedRing(eu: Eu, cc: number, call: string): Cc {
   const dpa = eu.dpa;
   const c = ccOf(eu, cc, call);
   // The thread's own words (whichever unit ran it last handed it over through the scheduler's atomics).
-  returned.head = dpa.peek(cc, CONSUMER_COMPLETION.RET_HEAD);
-  returned.tail = dpa.peek(cc, CONSUMER_COMPLETION.RET_TAIL);
-  if (((returned.tail - returned.head) | 0) < 0 || ((returned.tail - returned.head) | 0) > c.max) {
-    returned.head = dpa.load(cc, CONSUMER_COMPLETION.RET_HEAD); // read again atomically before it ends the context
-    returned.tail = dpa.load(cc, CONSUMER_COMPLETION.RET_TAIL);
-  }
-  const { head, tail } = returned;
-  if (((tail - head) | 0) < 0 || ((tail - head) | 0) > c.max) {
+  // Plain reads first, read again atomically before they end the context.
+  if (!readReturned(dpa, cc, c, true) && !readReturned(dpa, cc, c, false)) {
+    const { head, tail } = returned;
     dpa.fault(cc, 'UNEXPECTED', `its returned ring says ${(tail - head) | 0} receives are returned in ${c.max}`);
     dpa.checkFault(cc, call);
   }
@@ -270,6 +265,13 @@ function returnedRing(eu: Eu, cc: number, call: string): Cc {
 
 /** What returnedRing read last (one EU runs one call at a time): its callers use these, not a second read. */
 const returned = { head: 0, tail: 0 };
+
+/** Reads `cc`'s returned ring positions into `returned` (`plain`: ObjectFields.peek); whether the tail is not behind the head and at most `c`'s ring ahead. */
+function readReturned(dpa: DpaTables, cc: number, c: Cc, plain: boolean): boolean {
+  const head = (returned.head = dpa.read(cc, CONSUMER_COMPLETION.RET_HEAD, plain));
+  const tail = (returned.tail = dpa.read(cc, CONSUMER_COMPLETION.RET_TAIL, plain));
+  return ((tail - head) | 0) >= 0 && ((tail - head) | 0) <= c.max;
+}
 
 /** What positionsHold read last (one EU runs one call at a time): its callers use these, not a second read. */
 const positions = { released: 0, head: 0, tail: 0 };
@@ -285,23 +287,19 @@ function positionsHold(eu: Eu, consumer: number, queue: Queue, call: string): bo
   // Plain reads first: DPA code's own positions (posted, returned, released by the units running its
   // threads). What they would end the consumer for is read again atomically, in order (another unit may
   // look while one runs the thread, and plain reads may be reordered on arm64).
-  positions.released = eu.dpa.peek(consumer, CONSUMER.RELEASED);
-  positions.head = eu.dpa.peek(consumer, CONSUMER.HEAD);
-  positions.tail = queue.i32[Q.POST_TAIL >> 2]!;
-  if (positionsOk(queue)) return true;
-  positions.released = eu.dpa.load(consumer, CONSUMER.RELEASED);
-  positions.head = eu.dpa.load(consumer, CONSUMER.HEAD);
-  positions.tail = Atomics.load(queue.i32, Q.POST_TAIL / 4);
-  if (positionsOk(queue)) return true;
+  if (readPositions(eu, consumer, queue, true) || readPositions(eu, consumer, queue, false)) return true;
   const { released, head, tail } = positions;
   endConsumer(eu, consumer, queue, `its positions are impossible (released ${released >>> 0}, next ${head >>> 0}, posted ${tail >>> 0} in ${queue.slots} slots)`, call);
   return false;
 }
 
-const positionsOk = (queue: Queue): boolean => {
-  const { released, head, tail } = positions;
+/** Reads `consumer`'s positions into `positions` (`plain`: ObjectFields.peek), in order; whether they hold. */
+function readPositions(eu: Eu, consumer: number, queue: Queue, plain: boolean): boolean {
+  const released = (positions.released = eu.dpa.read(consumer, CONSUMER.RELEASED, plain));
+  const head = (positions.head = eu.dpa.read(consumer, CONSUMER.HEAD, plain));
+  const tail = (positions.tail = plain ? queue.i32[Q.POST_TAIL >> 2]! : Atomics.load(queue.i32, Q.POST_TAIL / 4));
   return ((head - released) | 0) >= 0 && ((tail - head) | 0) >= 0 && ((tail - released) | 0) <= queue.slots;
-};
+}
 
 /** A filled receive that no immediate-only receive can be: what is wrong with it, or undefined. */
 function badFill(eu: Eu, consumer: number, queue: Queue, at: number): string | undefined {
@@ -656,17 +654,22 @@ function flagsOf(call: string, flags: unknown): number {
 function completionOf(eu: Eu, p: number, call: string): number {
   // Plain reads first (ObjectFields.peek), read again atomically before they fail the call; postCqe
   // reserves its place with a compare-and-swap and checks again.
-  const dpa = eu.dpa;
-  const peeked = dpa.peek(p, PRODUCER.COMPLETION) - 1;
-  if (peeked >= 0 && dpa.peekLive(peeked, dpa.peek(p, PRODUCER.COMPLETION_GEN)) && dpa.peek(peeked, OBJ.STATE) === ObjState.STARTED && ((dpa.peek(peeked, COMPLETION.RESERVE) - dpa.peek(peeked, COMPLETION.ACK)) | 0) < dpa.u32(peeked, COMPLETION.SIZE)) return peeked;
-  const cq = dpa.load(p, PRODUCER.COMPLETION) - 1;
-  if (cq < 0 || !dpa.live(cq, dpa.load(p, PRODUCER.COMPLETION_GEN)) || dpa.load(cq, OBJ.STATE) !== ObjState.STARTED) {
-    throw new DocaError('BAD_STATE', call, "the producer's DPA completion is not started");
-  }
-  if (((dpa.load(cq, COMPLETION.RESERVE) - dpa.load(cq, COMPLETION.ACK)) | 0) >= dpa.u32(cq, COMPLETION.SIZE)) {
-    throw new DocaError('FULL', call, "the producer's DPA completion queue is full: get and ack its completions first (nothing was sent)");
-  }
-  return cq;
+  const cq = completionWithRoom(eu.dpa, p, true);
+  if (cq >= 0) return cq;
+  const again = completionWithRoom(eu.dpa, p, false);
+  if (again === NOT_STARTED) throw new DocaError('BAD_STATE', call, "the producer's DPA completion is not started");
+  if (again === NO_ROOM) throw new DocaError('FULL', call, "the producer's DPA completion queue is full: get and ack its completions first (nothing was sent)");
+  return again;
+}
+
+const NOT_STARTED = -1;
+const NO_ROOM = -2;
+
+/** Producer `p`'s DPA completion if it is started and has room for one more element, else NOT_STARTED or NO_ROOM; `plain`: ObjectFields.peek. */
+function completionWithRoom(dpa: DpaTables, p: number, plain: boolean): number {
+  const cq = dpa.read(p, PRODUCER.COMPLETION, plain) - 1;
+  if (cq < 0 || !dpa.live(cq, dpa.read(p, PRODUCER.COMPLETION_GEN, plain), plain) || dpa.read(cq, OBJ.STATE, plain) !== ObjState.STARTED) return NOT_STARTED;
+  return ((dpa.read(cq, COMPLETION.RESERVE, plain) - dpa.read(cq, COMPLETION.ACK, plain)) | 0) >= dpa.u32(cq, COMPLETION.SIZE) ? NO_ROOM : cq;
 }
 
 /** Sends `imm` to CPU consumer `id`; the result completes on the producer's DPA completion. */
