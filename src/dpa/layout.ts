@@ -35,7 +35,10 @@ import { SEGMENT_HEADER_SIZE, Segment } from '../fabric/segment.js';
 export { makeHandle, splitHandle } from '../core/dpa-handle.js';
 
 const MAGIC = 0x31415044; // 'DPA1'
-/** 2: an entry's FAULT word, a consumer's MsgQ descriptor, element handles carry their object's incarnation. */
+/**
+ * 2: an entry's FAULT word, a consumer's MsgQ descriptor, element handles carry their object's incarnation.
+ * 3: a launch's ready bit is a token its taker passes on. 4: the header's LOOKING word (eu-worker.ts lookAfterWork).
+ */
 const VERSION = 4;
 
 export const H = {
