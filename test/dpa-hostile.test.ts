@@ -127,6 +127,16 @@ test('a receive filled with 200 bytes of immediate data ends that consumer only:
   assert.equal(dpa.rpc('try_ack', good.getDpaHandle(), 0n), 0n, 'the other consumer is not ended');
 });
 
+/** A new started DPA completion, asserted to take the entry `index` just freed (the table reuses the last freed); stopped and destroyed after the test. */
+function completionAt(t: Parameters<typeof onCleanup>[0], dpa: Dpa, index: number): DpaCompletion {
+  const cq = DpaCompletion.create(dpa, 4);
+  onCleanup(t, quietly(() => cq.destroy()));
+  assert.equal(cq.index, index, 'the new completion takes the freed entry (the table reuses the last freed)');
+  cq.start();
+  onCleanup(t, quietly(() => cq.stop()));
+  return cq;
+}
+
 test('element handles: a stale one of a reused completion index is refused (BAD_STATE), never read from the new queue', { timeout: 30_000 }, async (t) => {
   dpaFabric(t, { numEus: 1 });
   const dev = openDeviceByPci('03:00.0');
@@ -146,11 +156,7 @@ test('element handles: a stale one of a reused completion index is refused (BAD_
   ops.destroy();
   first.stop();
   first.destroy();
-  const cq = DpaCompletion.create(dpa, 4);
-  onCleanup(t, quietly(() => cq.destroy()));
-  assert.equal(cq.index, index, 'the new completion takes the freed entry (the table reuses the last freed)');
-  cq.start();
-  onCleanup(t, quietly(() => cq.stop()));
+  const cq = completionAt(t, dpa, index);
   const ops2 = DpaAsyncOps.create(dpa, 4, 2);
   onCleanup(t, quietly(() => ops2.destroy()));
   ops2.attach(cq);
@@ -167,7 +173,9 @@ test('a handle a unit just resolved is refused once its object stops, ends or is
   const dev = openDeviceByPci('03:00.0');
   const dpa = startDpa(t, dev, 'hostile');
   const first = DpaCompletion.create(dpa, 4);
+  onCleanup(t, quietly(() => first.destroy()));
   first.start();
+  onCleanup(t, quietly(() => first.stop()));
   const handle = first.getDpaHandle();
   assert.equal(dpa.rpc('try_get', handle), 0n, 'started and empty');
   assert.equal(dpa.rpc('try_get', handle), 0n, 'again, through the fast path');
@@ -178,11 +186,7 @@ test('a handle a unit just resolved is refused once its object stops, ends or is
   const index = first.index;
   first.stop();
   first.destroy();
-  const second = DpaCompletion.create(dpa, 4);
-  onCleanup(t, quietly(() => second.destroy()));
-  assert.equal(second.index, index, 'the new completion takes the freed entry');
-  second.start();
-  onCleanup(t, quietly(() => second.stop()));
+  const second = completionAt(t, dpa, index);
   assert.equal(dpa.rpc('try_get', handle), BigInt(1e9 + E.DOCA_ERROR_BAD_STATE), 'the old handle names a destroyed completion, though its entry is started again');
   assert.equal(dpa.rpc('try_get', second.getDpaHandle()), 0n, 'the new handle works');
   assert.equal(dpa.rpc('try_get', second.getDpaHandle()), 0n, 'and through the fast path');
