@@ -187,9 +187,13 @@ export class ConsumerQueue {
     return state === CLAIMED ? this.view.getUint32(at + SLOT_CLAIMER, true) : 0;
   }
 
-  /** Frees the oldest slot after its completion was taken (or its claim was given up). */
+  /**
+   * Frees the oldest slot after its completion was taken (or its claim was given up). Its state is left
+   * as it is: nobody reads a slot outside [head, post tail), and its next post stores POSTED before the
+   * tail reaches it (docs/protocol.md, Complete), so an EMPTY store would be a builtin call per message
+   * that no reader needs.
+   */
   release(): void {
-    Atomics.store(this.i32, (this.at(this.head) + SLOT_STATE) / 4, EMPTY);
     this.head = (this.head + 1) | 0;
   }
 
