@@ -45,6 +45,14 @@ export const RecordType = { MSG: 1, DISCONNECT: 2 } as const;
 const EMPTY = new Uint8Array(0);
 /** Messages one look at the connection takes before letting other sources have a turn. */
 const RECV_BUDGET = 32;
+/**
+ * How often a look at the connection relays consumer announcements while its engine never slept (a busy
+ * loop looks every fraction of a microsecond): once in this many looks, a power of two. The relay reads
+ * two words (the request bell and the peer's control queue tail), two builtin calls per look that a
+ * busy fast-path loop paid on every message while nothing was announced. An engine that has slept looks
+ * when rung, so it relays on every look.
+ */
+const RELAY_LOOK_POLLS = 64;
 
 type State = 'connected' | 'disconnecting' | 'closing' | 'closed';
 
@@ -102,6 +110,8 @@ export class ComchConnection implements WakeSource {
   private readonly controlOut: RingWriter;
   private readonly controlIn: RingReader;
   private lastRequest = -1;
+  /** Looks at the connection so far (relay counts them in a busy loop). */
+  private looks = 0;
   private readonly announced = new Set<number>();
   private readonly ownerWatches = new Map<number, { key: string; unwatch: () => void }>();
   private readonly record = new Uint8Array(CONTROL_PAYLOAD);
@@ -277,7 +287,7 @@ export class ComchConnection implements WakeSource {
     }
     const received = this.receive();
     if (received > 0 && Atomics.load(this.segment.i32, this.peerWantsRoom) !== 0) this.ringPeer();
-    this.relay();
+    if ((++this.looks & (RELAY_LOOK_POLLS - 1)) === 0 || this.owner.pe?._neverSlept !== true) this.relay();
     if (this.state === 'closing') this.finishWhenRead();
     // A full control queue of the peer leaves announcements to make: look again (rare).
     return received >= RECV_BUDGET || this.lastRequest === -1;
@@ -402,8 +412,9 @@ export class ComchConnection implements WakeSource {
 
   /**
    * Relays this side's consumer announcements to the peer (the request bell says the table changed)
-   * and the peer's to this side's context (new and expired consumer events). It runs on every look, and
-   * mostly finds neither: both tests are here, so that a look with nothing to relay calls neither step.
+   * and the peer's to this side's context (new and expired consumer events). It runs on every look of an
+   * engine that has slept, one in RELAY_LOOK_POLLS of a busy loop's, and mostly finds neither: both tests
+   * are here, so that a look with nothing to relay calls neither step.
    */
   private relay(): number {
     const request = Atomics.load(this.segment.i32, this.requestBell);
