@@ -1,11 +1,11 @@
 /** The progress engine's notification model and its driver. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { DocaError } from '../src/core/error.js';
 import { PeEventMode, ProgressEngine } from '../src/core/pe.js';
 import { spawnChild } from './helpers/child.js';
 import { EchoCtx, type EchoTask } from './helpers/echo-ctx.js';
+import { until } from './helpers/wait.js';
 
 /** An engine with an echo context holding its tasks; `complete` replaces the default completion (record, free). */
 function holding(complete?: (t: EchoTask, ctx: EchoCtx) => void) {
@@ -154,14 +154,21 @@ test('a callback that throws rejects run(), and the engine can be driven again',
   ctx.stop();
 });
 
-test('run() stops on an AbortSignal and refuses to be driven twice', { timeout: 60_000 }, async () => {
+/** Whether `pe`'s run() sleeps on its doorbell now (the driver is internal: this test looks inside). */
+const driverAsleep = (pe: ProgressEngine): boolean => (pe as unknown as { driver?: { asleep: boolean } }).driver?.asleep === true;
+
+test('run() stops on an AbortSignal while it sleeps on the doorbell, and refuses to be driven twice', { timeout: 60_000 }, async () => {
   const { pe, ctx } = holding();
   const ac = new AbortController();
   const first = pe.run({ signal: ac.signal });
-  await assert.rejects(pe.run(), (err: unknown) => DocaError.is(err, 'BAD_STATE'));
-  await sleep(20); // lets the driver go to sleep first; the abort ends it awake or asleep all the same
-  ac.abort();
+  try {
+    await assert.rejects(pe.run(), (err: unknown) => DocaError.is(err, 'BAD_STATE'));
+    await until(() => driverAsleep(pe), 'the driver to sleep on the doorbell');
+  } finally {
+    ac.abort(); // a failed assertion must not leave the driver asleep, holding the test's event loop
+  }
   await first;
+  assert.equal(driverAsleep(pe), false);
   assert.equal(ctx.state, 'RUNNING');
   ctx.stop();
 });
