@@ -14,7 +14,7 @@ import { fabricBench } from './fabric.bench.js';
 import { fastpathBench } from './fastpath.bench.js';
 import { faultsBench } from './faults.bench.js';
 import { idleBench } from './idle.bench.js';
-import { beginBench, benchScenarios, canPin, configure, hooks, type Scenario } from './lib.js';
+import { beginBench, benchScenarios, canPin, configure, hooks, printUnprinted, type Scenario } from './lib.js';
 import { observeBench } from './observe.bench.js';
 import { scaleBench } from './scale.bench.js';
 import { syncEventBench } from './sync-event.bench.js';
@@ -119,6 +119,8 @@ export async function runBenchmarks(o: RunOptions): Promise<BenchResult> {
     result.scenarios.push(...scenarios);
     if (error !== undefined) {
       hooks.beforeOutput();
+      // Its table is printed at its end, which it did not reach: what it measured is shown all the same.
+      printUnprinted(`${name}: the scenarios measured before it failed`);
       process.stdout.write(`  (${name}: FAILED after ${seconds.toFixed(1)} s: ${error})\n`);
     }
     if (scenarios.length) {

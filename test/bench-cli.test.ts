@@ -5,7 +5,7 @@
  * suite busy-polls both cores: scripts/run-tests.mjs runs this file alone, after the others.
  */
 import assert from 'node:assert/strict';
-import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -224,6 +224,27 @@ test('softdpu bench c --quick: the C library against its C references, every row
   if (skipped) assert.match(run.stdout, /fast path 64 KiB and 1 MiB, C -> C: skipped: the C library has no fast path yet \(doca_comch_producer_\* answers NOT_SUPPORTED\); \S+: DOCA_ERROR_NOT_SUPPORTED$/m);
   else assert.deepEqual(byId.get('c/fastpath_65536')!.targets.map((x) => x.text), ['bandwidth >= 0.8x C two-process ring']);
   assert.deepEqual(readdirSync(dir).sort(), ['c.json'], 'the benchmark removed its temp directory (the install tree, the programs, the fabric)');
+});
+
+test('a benchmark that fails after it measured prints the table of what it measured, then says it failed', { timeout: 120_000 }, async (t) => {
+  // A tree like the checkout's, whose fabric benchmark throws where it would print its table.
+  const dir = tempDir(t);
+  const tree = join(dir, 'tree');
+  const repo = join(dist, '..');
+  for (const part of ['src', 'bench']) cpSync(join(dist, part), join(tree, 'dist', part), { recursive: true });
+  mkdirSync(join(tree, 'src', 'native'), { recursive: true });
+  for (const link of ['node_modules', 'package.json', 'bench', join('src', 'native', 'build')]) symlinkSync(join(repo, link), join(tree, link));
+  const file = join(tree, 'dist', 'bench', 'fabric.bench.js');
+  const source = readFileSync(file, 'utf8');
+  assert.equal(source.split('printScenarios(').length, 2, 'the fabric benchmark prints its table in one place');
+  writeFileSync(file, source.replace(/\n(\s*)printScenarios\(/, "\n$1throw new Error('injected: fails where it would print its table');\n$1printScenarios("));
+  const run = await softdpu(t, ['bench', 'fabric', '--quick', '--filter', 'copy_4096'], { TMPDIR: dir }, join(tree, 'dist', 'src', 'cli', 'main.js'));
+  assert.equal(run.code, 1, run.stderr);
+  assert.match(run.stdout, /^fabric: the scenarios measured before it failed/m);
+  assert.match(run.stdout, /copy.*4 KiB.*GB\/s/, 'the row it measured');
+  assert.match(run.stdout, /\(fabric: FAILED after [\d.]+ s: injected: fails where it would print its table\)/);
+  assert.ok(run.stdout.indexOf('the scenarios measured before') < run.stdout.indexOf('FAILED after'), 'the table comes first');
+  assert.match(run.stderr, /softdpu bench: fabric failed/);
 });
 
 test('softdpu bench without dist/bench (an installed package) says where the benchmarks are, exit 2', { timeout: 60_000 }, async (t) => {

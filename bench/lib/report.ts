@@ -139,11 +139,14 @@ export const hooks = {
 
 let bench = '';
 let recorded: Scenario[] = [];
+/** Whether the current benchmark printed its table (one that failed before it did has not). */
+let printed = false;
 
 /** The runner: `name` starts; scenarios recorded from here on are its. */
 export function beginBench(name: string): void {
   bench = name;
   recorded = [];
+  printed = false;
 }
 
 /** The scenarios the current benchmark recorded. */
@@ -309,7 +312,13 @@ export function scenarioRows(s: Scenario): Row[] {
 
 /** Prints the current benchmark's table: every scenario it recorded (nothing if --filter left none). */
 export function printScenarios(title: string, contender?: string): void {
+  printed = true;
   if (recorded.length) printTable(title, recorded.flatMap(scenarioRows), contender);
+}
+
+/** The runner, after a benchmark failed: prints what it measured before, unless it printed its table. */
+export function printUnprinted(title: string): void {
+  if (!printed) printScenarios(title);
 }
 
 /** A ping-pong's figures (Rtt) with the CPU of both sides summed into cpu_us_per_msg. */
