@@ -173,6 +173,90 @@ test('run() stops on an AbortSignal while it sleeps on the doorbell, and refuses
   ctx.stop();
 });
 
+/**
+ * An echo context whose held tasks complete `lag` polls after they were submitted, as a peer's answers
+ * come a few idle polls apart: a wake source (polled on every progress() of a busy engine) counts.
+ */
+class LaggingEcho extends EchoCtx {
+  private polls = 0;
+  private readonly source = {
+    _bit: -1,
+    _ready: false,
+    _pollSource: (): boolean => {
+      if (this.held.length > 0 && ++this.polls >= this.lag) {
+        this.polls = 0;
+        this.release();
+      }
+      return false;
+    },
+  };
+
+  constructor(private readonly lag: number) {
+    super();
+    this.mode = 'hold';
+  }
+
+  protected override _doStart(): boolean {
+    this.addSource(this.source, 'lagging_echo_start');
+    return super._doStart();
+  }
+}
+
+/** Counts the event loop's turns (check phases) until stopped. */
+function turnCounter(): { turns: () => number; stop: () => void } {
+  let turns = 0;
+  let on = true;
+  const tick = () => {
+    turns++;
+    if (on) setImmediate(tick);
+  };
+  setImmediate(tick);
+  return { turns: () => turns, stop: () => (on = false) };
+}
+
+test('busy run(): a callback stream whose answers come polls apart turns the event loop once per budget, not every few dozen answers', { timeout: 60_000 }, async () => {
+  const pe = ProgressEngine.create();
+  const ctx = new LaggingEcho(20);
+  const N = 20_000;
+  let done = 0;
+  ctx.taskEchoSetConf((t) => (++done < N ? t.submit() : t.free()), () => {}, 1);
+  pe.connectCtx(ctx);
+  ctx.start();
+  ctx.taskEchoAllocInit(1).submit();
+  const counter = turnCounter();
+  await pe.run({ mode: 'busy', until: () => done >= N });
+  counter.stop();
+  assert.equal(done, N);
+  // 20 idle polls per answer: counting idle polls from a burst's start, 256 of them came every 13
+  // answers (some 1500 turns); a turn per budget of 4096 answers is 5, and the run's own few.
+  assert.ok(counter.turns() <= 20, `${counter.turns()} turns of the event loop for ${N} answers`);
+  ctx.stop();
+});
+
+test('busy run(): a promise chain (submitAsync) goes on at the first idle poll after each completion, not after an idle stretch', { timeout: 60_000 }, async () => {
+  const pe = ProgressEngine.create();
+  const ctx = new LaggingEcho(20);
+  ctx.taskEchoSetConf(() => {}, () => {}, 1);
+  pe.connectCtx(ctx);
+  ctx.start();
+  let calls = 0;
+  const progress = pe.progress.bind(pe);
+  pe.progress = () => (calls++, progress());
+  const STEPS = 500;
+  let steps = 0;
+  const chain = (async () => {
+    const task = ctx.taskEchoAllocInit(1);
+    for (; steps < STEPS; steps++) await task.submitAsync();
+    task.free();
+  })();
+  await pe.run({ mode: 'busy', until: () => steps >= STEPS });
+  await chain;
+  // Each step: 20 polls to its answer and one to see it done, then the turn. Waiting for 256 idle polls
+  // in a row instead would be some 280 a step.
+  assert.ok(calls / STEPS < 100, `${(calls / STEPS).toFixed(1)} progress() calls per step`);
+  ctx.stop();
+});
+
 test('run() in busy mode progresses until the predicate holds', { timeout: 60_000 }, async () => {
   const { pe, ctx, done } = holding();
   ctx.mode = 'immediate';

@@ -36,10 +36,10 @@ const LIVENESS_EVERY = 1024;
 export interface RunOptions {
   /**
    * 'notify' (default) sleeps between bursts of work; 'busy' polls continuously (burns a core), yielding
-   * to the event loop after `budget` calls, after about a millisecond without work, and, once a burst
-   * did work, at its 256th poll that found none (counted from the burst's start), so that promise
-   * continuations the work resolved can run. In a callback ping-pong that is a turn of the loop every
-   * few dozen messages, and those trips are the p99.
+   * to the event loop after `budget` units of work, after about a millisecond without work, and after
+   * work: at once when one of softdpu's promises settled (its continuations run on the turn), else once
+   * 256 polls in a row found nothing (the work paused). An `until` that waits for a promise of the
+   * program's own, settled in a callback under a steady stream, is seen at the next of those.
    */
   mode?: 'busy' | 'notify';
   /** Stops the driver (it resolves). */

@@ -7,6 +7,7 @@
  * a wait that long ends the iteration with TIME_OUT.
  */
 import { DocaError } from './error.js';
+import { settled } from './settled.js';
 import type { WaitOptions } from './wait.js';
 
 export class PullIterator<T> implements AsyncIterableIterator<T> {
@@ -44,7 +45,10 @@ export class PullIterator<T> implements AsyncIterableIterator<T> {
     if (!w) return undefined;
     this.waiter = undefined;
     this.stopTimer();
-    return (value) => w.resolve({ value, done: false });
+    return (value) => {
+      settled.any = true;
+      w.resolve({ value, done: false });
+    };
   }
 
   /** Hands a value to the waiting `next()`; false if none waits (keep the value). */
@@ -53,6 +57,7 @@ export class PullIterator<T> implements AsyncIterableIterator<T> {
     if (!w) return false;
     this.waiter = undefined;
     this.stopTimer();
+    settled.any = true;
     w.resolve({ value, done: false });
     return true;
   }
@@ -110,6 +115,7 @@ export class PullIterator<T> implements AsyncIterableIterator<T> {
     const w = this.waiter;
     this.waiter = undefined;
     if (w) {
+      settled.any = true;
       if (err === undefined) w.resolve({ value: undefined, done: true });
       else w.reject(err);
     } else if (err !== undefined) {

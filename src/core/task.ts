@@ -11,6 +11,7 @@
 import type { Context } from './ctx.js';
 import { DocaError, type DocaErrorName } from './error.js';
 import { Fifo } from './fifo.js';
+import { settled } from './settled.js';
 
 /**
  * Task objects a pool makes before it recycles (when `num_tasks` is larger): how many allocations a
@@ -219,6 +220,7 @@ export abstract class Task {
     const settle = this.settle;
     if (settle) {
       this.settle = undefined;
+      settled.any = true;
       settle(this.err);
     } else {
       (this.err ? this.conf.onError : this.conf.onSuccess)(this, this.userData, ctxUserData);

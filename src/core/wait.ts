@@ -1,5 +1,6 @@
 /** The one way softdpu waits for something beyond DOCA's API: with an optional AbortSignal and timeout. */
 import { DocaError } from './error.js';
+import { settled as adapterSettled } from './settled.js';
 
 /** setTimeout's limit (~24.8 days); longer finite timeouts are clamped to it. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -37,6 +38,7 @@ export function boundedWait<T>(
     const finish = (settle: () => void) => {
       if (settled) return;
       settled = true;
+      adapterSettled.any = true;
       if (timer) clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
       detach();
