@@ -15,7 +15,6 @@ import { DocaError, describeValue } from './error.js';
 import { Fifo } from './fifo.js';
 import { sdkLogSource } from './log.js';
 import type { ProgressEngine } from './pe.js';
-import { settled } from './settled.js';
 import { Task, TaskConf, type TaskCompletionCb } from './task.js';
 import { boundedWait, type WaitOptions } from './wait.js';
 
@@ -556,7 +555,6 @@ export abstract class Context {
   private notifyState(prev: CtxState, next: CtxState): void {
     this.stat.setState(next);
     for (const w of [...this.stateWaiters]) {
-      settled.any = true;
       if (w.target === next) w.resolve();
       else if (next === CtxState.IDLE) {
         w.reject(this.stopError ?? new DocaError('BAD_STATE', 'waitForState', `${this.name} became IDLE before reaching ${NAMES[w.target]}`));
