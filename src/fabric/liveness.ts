@@ -138,12 +138,20 @@ export class LivenessAnswer {
   private at = -Infinity;
   private asks = 0;
   private epoch = -1;
+  private deathsSeen = 0;
 
   constructor(private readonly owner: ProcessIdentity | ThreadIdentity) {}
 
   recent(): boolean {
     if (!this.alive) return false;
-    if (this.epoch === ttlEpoch && ++this.asks < ASKS_PER_LOOK) return true;
+    if (this.deathsSeen === deaths) {
+      if (this.epoch === ttlEpoch && ++this.asks < ASKS_PER_LOOK) return true;
+    } else {
+      // The cadence learnt of a death since: it may be this owner's, and its watchers (told next) ask
+      // this answer to decide. An answer kept from before must not tell them "alive".
+      this.deathsSeen = deaths;
+      this.at = -Infinity;
+    }
     this.asks = 0;
     this.epoch = ttlEpoch;
     armTtlTimer();
@@ -220,6 +228,8 @@ export function livenessTick(): void {
 
 /** Passes made so far: an answer taken in the same pass is as fresh as the cadence's (no clock read). */
 let passes = 0;
+/** Deaths the passes found: a LivenessAnswer asked after one looks at /proc again (see recent()). */
+let deaths = 0;
 
 /** How many liveness passes this thread has made (a hot path keeps an "alive" answer until it moves). */
 export function livenessPasses(): number {
@@ -238,6 +248,7 @@ function pass(): void {
       answers.set(key, { alive, at: performance.now() });
     }
     if (alive || !watched.delete(w)) continue;
+    deaths++;
     w.onDeath();
   }
   passHook?.();
