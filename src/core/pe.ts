@@ -50,7 +50,7 @@ export interface RunOptions {
    * A condition that changes outside the engine's callbacks will not wake a sleeping driver: use `signal`.
    */
   until?: () => boolean;
-  /** Progress calls between turns of the event loop (default 4096). */
+  /** Progress calls that did work between turns of the event loop (default 4096). */
   budget?: number;
 }
 
