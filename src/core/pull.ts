@@ -10,8 +10,20 @@ import { DocaError } from './error.js';
 import { settled } from './settled.js';
 import type { WaitOptions } from './wait.js';
 
+interface Waiter<T> {
+  resolve: (r: IteratorResult<T>) => void;
+  reject: (err: unknown) => void;
+}
+
+/** Settles a waiting `next()`: with `err`, else `result`; a busy driver then lets its continuation run (settled.ts). */
+function settleWaiter<T>(w: Waiter<T>, err: unknown, result: IteratorResult<T>): void {
+  settled.any = true;
+  if (err === undefined) w.resolve(result);
+  else w.reject(err);
+}
+
 export class PullIterator<T> implements AsyncIterableIterator<T> {
-  private waiter: { resolve: (r: IteratorResult<T>) => void; reject: (err: unknown) => void } | undefined;
+  private waiter: Waiter<T> | undefined;
   private done = false;
   private failure: unknown;
   private timer: NodeJS.Timeout | undefined;
@@ -45,10 +57,7 @@ export class PullIterator<T> implements AsyncIterableIterator<T> {
     if (!w) return undefined;
     this.waiter = undefined;
     this.stopTimer();
-    return (value) => {
-      settled.any = true;
-      w.resolve({ value, done: false });
-    };
+    return (value) => settleWaiter(w, undefined, { value, done: false });
   }
 
   /** Hands a value to the waiting `next()`; false if none waits (keep the value). */
@@ -57,8 +66,7 @@ export class PullIterator<T> implements AsyncIterableIterator<T> {
     if (!w) return false;
     this.waiter = undefined;
     this.stopTimer();
-    settled.any = true;
-    w.resolve({ value, done: false });
+    settleWaiter(w, undefined, { value, done: false });
     return true;
   }
 
@@ -115,9 +123,7 @@ export class PullIterator<T> implements AsyncIterableIterator<T> {
     const w = this.waiter;
     this.waiter = undefined;
     if (w) {
-      settled.any = true;
-      if (err === undefined) w.resolve({ value: undefined, done: true });
-      else w.reject(err);
+      settleWaiter(w, err, { value: undefined, done: true });
     } else if (err !== undefined) {
       this.failure = err;
     }
