@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { test } from 'node:test';
-import { setTimeout } from 'node:timers/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { isAlive, LIVENESS_INTERVAL_MS, LivenessAnswer, livenessPasses, processIdentity, selfThread, watchProcess } from '../src/fabric/liveness.js';
 import { until } from './helpers/wait.js';
 
@@ -68,13 +68,13 @@ test('a watcher the cadence tells of a death hears "dead" from a LivenessAnswer 
   const awake = setInterval(() => {}, 50); // the cadence's timer is unreferenced: this one keeps the test's loop going
   t.after(() => clearInterval(awake));
   let answer: LivenessAnswer | undefined;
-  const heard = new Promise<boolean>((resolve) => watchProcess(owner, () => resolve(answer!.recent())));
+  const heard = new Promise<boolean>((resolve) => t.after(watchProcess(owner, () => resolve(answer!.recent()))));
   const first = livenessPasses();
   await until(() => livenessPasses() > first, 'a liveness pass');
   // Stays: it places the answer's look and the death just before the next pass, so that the answer is
   // younger than its 20 ms when the pass finds the process dead. A slower machine only moves them
   // apart, which cannot make this fail wrongly (an older answer looks at /proc again anyway).
-  await setTimeout(LIVENESS_INTERVAL_MS - 15);
+  await sleep(LIVENESS_INTERVAL_MS - 15);
   answer = new LivenessAnswer(owner);
   assert.equal(answer.recent(), true, 'a look at /proc: alive');
   child.kill('SIGKILL');
