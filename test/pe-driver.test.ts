@@ -202,6 +202,19 @@ class LaggingEcho extends EchoCtx {
   }
 }
 
+/** An engine with a LaggingEcho of 20 polls, started; `complete` is its tasks' completion. */
+function lagging(complete: (t: EchoTask) => void) {
+  const pe = ProgressEngine.create();
+  const ctx = new LaggingEcho(20);
+  ctx.taskEchoSetConf(complete, () => {}, 1);
+  pe.connectCtx(ctx);
+  ctx.start();
+  return { pe, ctx };
+}
+
+/** A busy run() that stops at `until`, or after 30 s (the assertions after it then say how far it got). */
+const runBusy = (pe: ProgressEngine, until: () => boolean) => pe.run({ mode: 'busy', until, signal: AbortSignal.timeout(30_000) });
+
 /** Counts the event loop's turns (check phases) until stopped. */
 function turnCounter(): { turns: () => number; stop: () => void } {
   let turns = 0;
@@ -215,16 +228,12 @@ function turnCounter(): { turns: () => number; stop: () => void } {
 }
 
 test('busy run(): a callback stream whose answers come polls apart turns the event loop once per budget, not every few dozen answers', { timeout: 60_000 }, async () => {
-  const pe = ProgressEngine.create();
-  const ctx = new LaggingEcho(20);
   const N = 20_000;
   let done = 0;
-  ctx.taskEchoSetConf((t) => (++done < N ? t.submit() : t.free()), () => {}, 1);
-  pe.connectCtx(ctx);
-  ctx.start();
+  const { pe, ctx } = lagging((t) => (++done < N ? t.submit() : t.free()));
   ctx.taskEchoAllocInit(1).submit();
   const counter = turnCounter();
-  await pe.run({ mode: 'busy', until: () => done >= N });
+  await runBusy(pe, () => done >= N);
   counter.stop();
   assert.equal(done, N);
   // 20 idle polls per answer: counting idle polls from a burst's start, 256 of them came every 13
@@ -234,11 +243,7 @@ test('busy run(): a callback stream whose answers come polls apart turns the eve
 });
 
 test('busy run(): a promise chain (submitAsync) goes on at the first idle poll after each completion, not after an idle stretch', { timeout: 60_000 }, async () => {
-  const pe = ProgressEngine.create();
-  const ctx = new LaggingEcho(20);
-  ctx.taskEchoSetConf(() => {}, () => {}, 1);
-  pe.connectCtx(ctx);
-  ctx.start();
+  const { pe, ctx } = lagging(() => {});
   let calls = 0;
   const progress = pe.progress.bind(pe);
   pe.progress = () => (calls++, progress());
@@ -249,7 +254,8 @@ test('busy run(): a promise chain (submitAsync) goes on at the first idle poll a
     for (; steps < STEPS; steps++) await task.submitAsync();
     task.free();
   })();
-  await pe.run({ mode: 'busy', until: () => steps >= STEPS });
+  await runBusy(pe, () => steps >= STEPS);
+  assert.equal(steps, STEPS);
   await chain;
   // Each step: 20 polls to its answer and one to see it done, then the turn. Waiting for 256 idle polls
   // in a row instead would be some 280 a step.
