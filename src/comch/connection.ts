@@ -298,6 +298,7 @@ export class ComchConnection implements WakeSource {
     if (this.state !== 'connected') throw new DocaError('NOT_CONNECTED', call, `connection ${this.id} is already ${this.state}`);
     while (this.pending.length > 0 && this.write(this.pending.peek()!)) this.pending.shift();
     if (this.pending.length > 0 || !this.writer.push(RecordType.DISCONNECT, EMPTY)) {
+      this.ringPeer(); // the held-back sends it could write
       throw new DocaError('AGAIN', call, `the receive queue of connection ${this.id} is full; progress and call again`);
     }
     this.state = 'disconnecting';
@@ -386,11 +387,17 @@ export class ComchConnection implements WakeSource {
       this.owner._received(this, bytes);
       n++;
     }
+    this.reader.release();
     return n;
   }
 
-  /** Tells the peer's context to look at the connection (no syscall unless its engine sleeps). */
+  /**
+   * Publishes what this side wrote into its two rings and tells the peer's context to look at the
+   * connection (no syscall unless its engine sleeps): every push is followed by this.
+   */
   private ringPeer(): void {
+    this.writer.publish();
+    this.controlOut.publish();
     this.peerBell.ring();
   }
 
@@ -494,6 +501,7 @@ export class ComchConnection implements WakeSource {
         this.owner._consumerEvent(this, id, true);
       }
     }
+    this.controlIn.release();
     return n;
   }
 
@@ -533,6 +541,7 @@ export class ComchConnection implements WakeSource {
       if (rec.type === RecordType.MSG) unread++;
       this.reader.advance();
     }
+    this.reader.release();
     if (unread > 0) log.warn(`connection ${this.id}: ${unread} message(s) from the peer (pid ${this.peer.pid}) were not read before this side stopped; dropping them`);
     this.finish();
   }

@@ -1,8 +1,9 @@
 /**
  * A single-producer single-consumer ring of fixed-size records in a shared segment: the control path's
- * receive queues (docs/protocol.md#rings). The producer owns `tail`, the consumer owns `head`, each on its own cache line; each
- * side caches the other's index and reloads it only when the cached value says full (or empty), so the
- * common case touches no shared line but the slot itself.
+ * receive queues (docs/protocol.md#rings). The producer owns `tail`, the consumer owns `head`, each on
+ * its own cache line; each side caches the other's index and reloads it only when the cached value says
+ * full (or empty), and stores its own once per batch (`publish()`, `release()`), so the common case
+ * touches no shared line but the slots themselves.
  *
  *   base +   0  i32 tail (producer)        base + 64  i32 head (consumer)
  *   base + 128  slots: [u32 length][u16 type][u16 reserved][payload, padded to 8] x slots
@@ -71,6 +72,8 @@ abstract class RingSide {
 /** The producing side of a ring. */
 export class RingWriter extends RingSide {
   private tail: number;
+  /** The tail as last stored for the consumer (publish()). */
+  private published: number;
   private slot: number;
   private headSeen: number;
   /** The consumer's index is impossible (more free room than slots, or less than none). */
@@ -80,6 +83,7 @@ export class RingWriter extends RingSide {
   constructor(segment: Segment, base: number, slots: number, payload: number) {
     super(segment, base, slots, payload);
     this.tail = Atomics.load(this.i32, this.tailIndex);
+    this.published = this.tail;
     this.slot = (this.tail >>> 0) % slots;
     this.headSeen = Atomics.load(this.i32, this.headIndex);
   }
@@ -93,7 +97,10 @@ export class RingWriter extends RingSide {
     return !this.corrupt && used < this.slots;
   }
 
-  /** Appends a record (`payload.length` must not exceed the ring's payload size); false when full. */
+  /**
+   * Writes a record (`payload.length` must not exceed the ring's payload size) for the next `publish()`;
+   * false when full.
+   */
   push(type: number, payload: Uint8Array): boolean {
     if (!this.hasRoom()) return false;
     const at = this.slotOffset(this.slot);
@@ -102,8 +109,19 @@ export class RingWriter extends RingSide {
     copyInto(this.u8, payload, at + RECORD_HEADER_SIZE);
     this.slot = this.slot + 1 === this.slots ? 0 : this.slot + 1;
     this.tail = (this.tail + 1) | 0;
-    Atomics.store(this.i32, this.tailIndex, this.tail);
     return true;
+  }
+
+  /**
+   * Publishes the tail: every record pushed since is the consumer's to read. One store for a batch: a
+   * consumer that has caught up reads the tail line, so a store per record would pull the line back to
+   * this side once per message.
+   */
+  publish(): void {
+    if (this.tail !== this.published) {
+      this.published = this.tail;
+      Atomics.store(this.i32, this.tailIndex, this.tail);
+    }
   }
 }
 
@@ -118,6 +136,8 @@ export interface RingRecord {
 /** The consuming side of a ring. */
 export class RingReader extends RingSide {
   private head: number;
+  /** The head as last stored for the producer (release()). */
+  private released: number;
   private slot: number;
   private tailSeen: number;
   private abandoned = false;
@@ -126,6 +146,7 @@ export class RingReader extends RingSide {
   constructor(segment: Segment, base: number, slots: number, payload: number) {
     super(segment, base, slots, payload);
     this.head = Atomics.load(this.i32, this.headIndex);
+    this.released = this.head;
     this.slot = (this.head >>> 0) % slots;
     this.tailSeen = Atomics.load(this.i32, this.tailIndex);
   }
@@ -169,11 +190,22 @@ export class RingReader extends RingSide {
     this.abandoned = true;
   }
 
-  /** Releases the oldest record's slot to the producer. */
+  /** Moves past the oldest record; its slot goes back to the producer at the next `release()`. */
   advance(): void {
     this.slot = this.slot + 1 === this.slots ? 0 : this.slot + 1;
     this.head = (this.head + 1) | 0;
-    Atomics.store(this.i32, this.headIndex, this.head);
+  }
+
+  /**
+   * Publishes the head: every slot `advance()` moved past is the producer's again. One store for a
+   * batch: a producer that waits for room reads the head line, so a store per record would pull the
+   * line back to this side once per message.
+   */
+  release(): void {
+    if (this.head !== this.released) {
+      this.released = this.head;
+      Atomics.store(this.i32, this.headIndex, this.head);
+    }
   }
 
   /** Records waiting (as of the last look at the producer's index). */
