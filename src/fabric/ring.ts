@@ -13,7 +13,7 @@
  * size are reported as corruption (the connection then ends); slots are computed locally, so nothing a
  * peer writes can move a read or a write outside the ring.
  */
-import { copyInto } from './copy.js';
+import { copyInto, copyOut } from './copy.js';
 import type { Segment } from './segment.js';
 
 export const RING_HEADER_SIZE = 128;
@@ -182,7 +182,7 @@ export class RingReader extends RingSide {
 
   /** A copy of a record's payload. */
   copy(record: RingRecord): Uint8Array {
-    return this.u8.slice(record.offset, record.offset + record.length);
+    return copyOut(this.u8, record.offset, record.length);
   }
 
   /** Stops reading (the producer corrupted the ring): no record is ever reported again. */
