@@ -34,7 +34,11 @@ export interface ComchEvent {
   readonly ctx: ComchServer | ComchClient;
 }
 
-/** `doca_comch_event_msg_recv_cb_t`: `recvBuffer` is a copy the callback may keep. */
+/**
+ * `doca_comch_event_msg_recv_cb_t`: `recvBuffer` is a copy the callback may keep (DOCA's pointer is
+ * valid only during the callback). As with Node's small Buffers, a copy of 65 B to 4 KiB is a view into
+ * a 64 KiB chunk that other copies share: read it through the view, not its `buffer`.
+ */
 export type ComchMsgRecvCb = (event: ComchEvent, recvBuffer: Uint8Array, msgLen: number, connection: ComchConnection) => void;
 
 /** `doca_comch_event_consumer_cb_t`: a remote consumer was created or expired. */
