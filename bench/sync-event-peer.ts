@@ -5,7 +5,10 @@
  *   b MODE N FILE                 imports them, sets e2 = N + 1 (hello: a times nothing before it), then
  *                                 waits for e1 == i, sets e2 = i; prints {"cpu_us_per_msg"}
  *                                 MODE: busy, yield (the synchronous waits), async (tasks, a promise per
- *                                 wait), tasks (a notify_set and a wait_eq task per trip, progressed
+ *                                 wait, each wait driving its engine with a pe.run() of its own, as DOCA's
+ *                                 samples progress until their task completed), promises (the README's
+ *                                 promise API: each engine driven by one pe.run() in the background, each
+ *                                 wait an awaited submitAsync(), each set a submit its callback frees), tasks (a notify_set and a wait_eq task per trip, progressed
  *                                 synchronously: no promise), spin (busy, 'a' working ~20 us before each
  *                                 set, so that b's wait spins thousands of polls per trip)
  *   idle-a FILE / idle-b FILE     as a and b, each with an async wait pending under pe.run() (a: e2 == 1,
@@ -38,7 +41,14 @@ watchdog(`sync-event-peer ${role}`);
 type Side = ReturnType<typeof asyncSide>;
 
 async function waitEq(event: SyncEvent, side: Side | undefined, value: bigint): Promise<void> {
-  if (mode === 'busy') event.waitEq(value);
+  if (mode === 'promises') {
+    const task = side!.ctx.taskWaitEqAllocInit(value, U64_MAX);
+    try {
+      await task.submitAsync();
+    } finally {
+      task.free();
+    }
+  } else if (mode === 'busy') event.waitEq(value);
   else if (mode === 'yield') event.waitEqYield(value);
   else {
     const task = side!.ctx.taskWaitEqAllocInit(value, U64_MAX);
@@ -106,12 +116,29 @@ function spinWork(): void {
 function updateSet(event: SyncEvent, side: Side | undefined, value: bigint): void {
   if (!side) return event.updateSet(value);
   side.ctx.taskNotifySetAllocInit(value).submit();
+  if (mode === 'promises') return; // the driver takes its completion, and the callback frees it
   // The set itself happened at submit; one progress() takes its completion.
   progressUntilDone(side, 'notify_set', value);
 }
 
 /** The async sides of both events, or starts them for synchronous waits. */
-const sides = (events: SyncEvent[]): Side[] => (mode === 'async' || mode === 'tasks' ? events.map(asyncSide) : (events.forEach((e) => e.start()), []));
+const sides = (events: SyncEvent[]): Side[] => (mode === 'async' || mode === 'tasks' || mode === 'promises' ? events.map(asyncSide) : (events.forEach((e) => e.start()), []));
+
+/** Promises mode: each side's engine runs in the background until `stop()` (the README's pe.run()). */
+function drive(sides: Side[]): { stop(): Promise<void> } {
+  if (mode !== 'promises') return { stop: async () => {} };
+  const ac = new AbortController();
+  const runs = sides.map((side) => side.pe.run({ signal: ac.signal, until: () => false }));
+  return {
+    async stop() {
+      ac.abort();
+      await Promise.all(runs);
+    },
+  };
+}
+
+/** Whether this mode's waits are promises (async, promises) rather than synchronous calls. */
+const awaits = mode === 'async' || mode === 'promises';
 
 /** A wait left pending, as the promise of its failure (undefined once it completed): never a rejection. */
 interface Pending {
@@ -157,7 +184,8 @@ if (role === 'hold') {
     const meter = allocMeterFromEnv(n);
     // Measuring allocation, the round trips are not timed: each read of the clock makes a number (16 B).
     const timed = process.env[ALLOC_ENV] !== '1';
-    if (mode === 'async') await waitEq(e2, s[1], HELLO);
+    const driving = drive(s);
+    if (awaits) await waitEq(e2, s[1], HELLO);
     else waitSync(e2, s[1], HELLO);
     const cpu = cpuMeter();
     for (let i = 1; i <= n; i++) {
@@ -165,12 +193,13 @@ if (role === 'hold') {
       const v = values[i]!;
       if (mode === 'spin') spinWork();
       updateSet(e1, s[0], v);
-      if (mode === 'async') await waitEq(e2, s[1], v);
+      if (awaits) await waitEq(e2, s[1], v);
       else waitSync(e2, s[1], v);
       if (timed) samples[i - 1] = (performance.now() - t0) * 1000;
       meter.tick();
     }
     const cpuUs = cpu();
+    await driving.stop();
     const alloc = await meter.figures();
     process.stdout.write(JSON.stringify(timed ? rttSummary(Array.from(samples), cpuUs) : { cpu_us_per_msg: cpuUs / n, alloc }) + '\n');
   }
@@ -193,18 +222,20 @@ if (role === 'hold') {
       await settle(wait); // a set e1 = 1
       updateSet(e2, s[1], 2n); // lets a end
     } else {
+      const driving = drive(s);
       updateSet(e2, s[1], HELLO);
       let cpu = () => 0;
       const meter = allocMeterFromEnv(n);
       for (let i = 1; i <= n; i++) {
         const v = values[i]!;
-        if (mode === 'async') await waitEq(e1, s[0], v);
+        if (awaits) await waitEq(e1, s[0], v);
         else waitSync(e1, s[0], v);
         if (i === 1) cpu = cpuMeter();
         updateSet(e2, s[1], v);
         meter.tick();
       }
       const cpuUs = cpu();
+      await driving.stop();
       const alloc = await meter.figures();
       if (alloc) process.stdout.write(JSON.stringify({ cpu_us_per_msg: cpuUs / Math.max(1, n), messages: n, alloc }) + '\n');
       else printCpu(cpuUs, n);

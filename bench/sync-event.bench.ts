@@ -1,7 +1,9 @@
 /**
  * Sync event benchmark: cross-process update-to-wake round trips with busy waits (next to a C
  * shared-memory spin), yielding waits (next to a C sched_yield loop), and async waits in notification
- * mode, asleep (next to Node's Unix-socket ping-pong and a C futex ping-pong, with both processes' CPU),
+ * mode, asleep (next to Node's Unix-socket ping-pong and a C futex ping-pong, with both processes' CPU:
+ * each wait driving its engine with a run() of its own, and the README's promise API, one run() in the
+ * background and an awaited submitAsync() per wait, next to the socket's promise ping-pong),
  * all with the same number of round trips; and update_add throughput, uncontended and with two processes.
  */
 import { join } from 'node:path';
@@ -22,7 +24,7 @@ export async function syncEventBench(): Promise<Record<string, unknown>> {
     await scenario('rtt_yield', async () => ({ ...trips, title: 'update-to-wake RTT, yielding waits', count: nYield, softdpu: await rtt('yield', nYield), baselines: { c_sched_yield: rttBaseline('C sched_yield loop', await c('yield', nYield)) } }));
     await scenario('rtt_async_asleep', async () => ({
       ...trips,
-      title: 'update-to-wake RTT, async waits asleep',
+      title: 'update-to-wake RTT, async waits asleep, a run() per wait',
       count: nAsleep,
       softdpu: await rtt('async', nAsleep),
       baselines: {
@@ -30,6 +32,16 @@ export async function syncEventBench(): Promise<Record<string, unknown>> {
         c_futex: rttBaseline('C futex', await c('futex', nAsleep)),
       },
       targets: (['p50_us', 'p99_us', 'p99_9_us', 'cpu_us_per_msg'] as const).map((metric) => ({ metric, op: '<=', limit: 1.0, of: 'socket_callbacks' })),
+    }));
+    // The README's promise API: one pe.run() per engine in the background, each wait an awaited
+    // submitAsync(); next to the socket's promise ping-pong (as comch's promise row).
+    await scenario('rtt_promises_asleep', async () => ({
+      ...trips,
+      title: "update-to-wake RTT, asleep, promise API of the README",
+      count: nAsleep,
+      softdpu: await rtt('promises', nAsleep),
+      baselines: { socket_promises: rttBaseline('socket, promises', await pingPong(['socket-peer', ['promise-echo', sock]], ['socket-peer', ['promise-ping', sock, String(nAsleep)]], env)) },
+      targets: (['p50_us', 'p99_us', 'p99_9_us', 'cpu_us_per_msg'] as const).map((metric) => ({ metric, op: '<=', limit: 1.0, of: 'socket_promises' })),
     }));
     // Throughput: an exporter holds the event; one, then two processes add to it, RUNS times each.
     const adds = count(2_000_000);

@@ -138,7 +138,7 @@ test('softdpu bench --quick: every scenario has a softdpu figure and its baselin
   assert.ok(byId.get('sync-event/rtt_async_asleep')!.targets.some((x) => x.text === 'p50 <= 1.0x socket, callbacks'));
   // Sleeping round trips: every contender made the same trips and reports the steady-state tail (p99.9),
   // the warm-up (first trip, mean of the tenth dropped) and both processes' CPU; all judged against the socket.
-  const sleeping = [...['64', '256', '1024', '4080', 'promises'].map((x) => `comch/rtt_asleep_${x}`), ...['64', '1024', '4096', '16384', '65536'].map((x) => `fastpath/rtt_asleep_${x}`), 'sync-event/rtt_async_asleep'];
+  const sleeping = [...['64', '256', '1024', '4080', 'promises'].map((x) => `comch/rtt_asleep_${x}`), ...['64', '1024', '4096', '16384', '65536'].map((x) => `fastpath/rtt_asleep_${x}`), 'sync-event/rtt_async_asleep', 'sync-event/rtt_promises_asleep'];
   for (const id of sleeping) {
     const s = byId.get(id)!;
     assert.ok(s, `${id} ran`);
