@@ -42,6 +42,10 @@ abstract class RingSide {
   protected readonly u8: Uint8Array;
   protected readonly i32: Int32Array;
   protected readonly view: DataView;
+  /** Where this side's own index lives (`tailIndex` or `headIndex`). */
+  private readonly ownIndex: number;
+  /** This side's index as last stored for the other side (`storeOwn()`). */
+  private stored: number;
 
   constructor(
     segment: Segment,
@@ -49,6 +53,7 @@ abstract class RingSide {
     readonly slots: number,
     /** Largest payload a record holds. */
     readonly payload: number,
+    owns: 'tail' | 'head',
   ) {
     this.tailIndex = base / 4;
     this.headIndex = (base + 64) / 4;
@@ -57,6 +62,20 @@ abstract class RingSide {
     this.u8 = segment.u8;
     this.i32 = segment.i32;
     this.view = new DataView(segment.u8.buffer);
+    this.ownIndex = owns === 'tail' ? this.tailIndex : this.headIndex;
+    this.stored = Atomics.load(this.i32, this.ownIndex);
+  }
+
+  /**
+   * Stores this side's index for the other side, if it moved since the last store. One store for a
+   * batch: the other side reads this line when it has caught up (consumer) or waits for room
+   * (producer), so a store per record would pull the line back to this side once per message.
+   */
+  protected storeOwn(position: number): void {
+    if (position !== this.stored) {
+      this.stored = position;
+      Atomics.store(this.i32, this.ownIndex, position);
+    }
   }
 
   /**
@@ -72,8 +91,6 @@ abstract class RingSide {
 /** The producing side of a ring. */
 export class RingWriter extends RingSide {
   private tail: number;
-  /** The tail as last stored for the consumer (publish()). */
-  private published: number;
   private slot: number;
   private headSeen: number;
   /** The consumer's index is impossible (more free room than slots, or less than none). */
@@ -81,9 +98,8 @@ export class RingWriter extends RingSide {
 
   /** Attaches to a ring, empty, at its start position (fabric/positions.ts: 0, or near 2^32 in tests). */
   constructor(segment: Segment, base: number, slots: number, payload: number) {
-    super(segment, base, slots, payload);
+    super(segment, base, slots, payload, 'tail');
     this.tail = Atomics.load(this.i32, this.tailIndex);
-    this.published = this.tail;
     this.slot = (this.tail >>> 0) % slots;
     this.headSeen = Atomics.load(this.i32, this.headIndex);
   }
@@ -112,16 +128,9 @@ export class RingWriter extends RingSide {
     return true;
   }
 
-  /**
-   * Publishes the tail: every record pushed since is the consumer's to read. One store for a batch: a
-   * consumer that has caught up reads the tail line, so a store per record would pull the line back to
-   * this side once per message.
-   */
+  /** Publishes the tail: every record pushed since is the consumer's to read (one store a batch). */
   publish(): void {
-    if (this.tail !== this.published) {
-      this.published = this.tail;
-      Atomics.store(this.i32, this.tailIndex, this.tail);
-    }
+    this.storeOwn(this.tail);
   }
 }
 
@@ -136,17 +145,14 @@ export interface RingRecord {
 /** The consuming side of a ring. */
 export class RingReader extends RingSide {
   private head: number;
-  /** The head as last stored for the producer (release()). */
-  private released: number;
   private slot: number;
   private tailSeen: number;
   private abandoned = false;
   private readonly record: RingRecord = { type: 0, length: 0, offset: 0 };
 
   constructor(segment: Segment, base: number, slots: number, payload: number) {
-    super(segment, base, slots, payload);
+    super(segment, base, slots, payload, 'head');
     this.head = Atomics.load(this.i32, this.headIndex);
-    this.released = this.head;
     this.slot = (this.head >>> 0) % slots;
     this.tailSeen = Atomics.load(this.i32, this.tailIndex);
   }
@@ -196,16 +202,9 @@ export class RingReader extends RingSide {
     this.head = (this.head + 1) | 0;
   }
 
-  /**
-   * Publishes the head: every slot `advance()` moved past is the producer's again. One store for a
-   * batch: a producer that waits for room reads the head line, so a store per record would pull the
-   * line back to this side once per message.
-   */
+  /** Publishes the head: every slot `advance()` moved past is the producer's again (one store a batch). */
   release(): void {
-    if (this.head !== this.released) {
-      this.released = this.head;
-      Atomics.store(this.i32, this.headIndex, this.head);
-    }
+    this.storeOwn(this.head);
   }
 
   /** Records waiting (as of the last look at the producer's index). */
