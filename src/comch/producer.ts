@@ -45,7 +45,7 @@ interface Target {
  * takes up to this many sends more, which complete into its queue as they would had they come just
  * before the death. Reading the entry on every send cost a sixth of the 64 B fast-path rate.
  */
-const RECHECK_SENDS = 64;
+export const RECHECK_SENDS = 64;
 
 /**
  * The comch producer, `struct doca_comch_producer` (`doca_comch_producer_create`, a `doca_ctx` through
@@ -196,7 +196,6 @@ export class ComchProducer extends ComchEndpoint {
   }
 
   protected override _onIdle(): void {
-    this.last = undefined;
     for (const t of this.targets.values()) this.forget(t);
     for (const m of this.memories.values()) m.close();
     this.targets.clear();
@@ -205,7 +204,6 @@ export class ComchProducer extends ComchEndpoint {
 
   /** target(), remembered for the next RECHECK_SENDS sends to the same consumer. */
   private lookUp(id: number, call: string): Target {
-    this.last = undefined;
     const target = this.target(id, call);
     this.last = target;
     this.lastId = id;
@@ -258,13 +256,14 @@ export class ComchProducer extends ComchEndpoint {
   /** The consumer wrote what no queue holds: nothing was claimed or written; this send fails. */
   private hostile(target: Target, id: number, what: string, call: string): DocaError {
     log.err(`producer ${this.endpointId}: consumer ${id} on connection ${this.ref.id}: ${what}`);
-    if (this.last === target) this.last = undefined;
     this.targets.delete(id);
     this.forget(target);
     return new DocaError('CONNECTION_ABORTED', call, `consumer ${id} on connection ${this.ref.id}: ${what}`);
   }
 
+  /** Closes a target's mappings; a send never goes through it again (nor through `last`). */
   private forget(target: Target): void {
+    if (this.last === target) this.last = undefined;
     target.queue.segment.close();
     target.bell.release();
   }
