@@ -8,14 +8,13 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Worker } from 'node:worker_threads';
 import { ComchConsumer } from '../src/comch/consumer.js';
-import { ComchProducer } from '../src/comch/producer.js';
+import { ComchProducer, RECHECK_SENDS } from '../src/comch/producer.js';
 import type { ComchProducerSendTask } from '../src/comch/producer-task.js';
 import { DocaError } from '../src/core/error.js';
 import { ProgressEngine } from '../src/core/pe.js';
 import { type Pair, comchPair, sharedMap, until } from './helpers/comch-pair.js';
+import { firstMessage } from './helpers/wait.js';
 
-/** producer.ts RECHECK_SENDS. */
-const RECHECK_SENDS = 64;
 const POSTED = 128;
 
 /** A worker with a consumer on the server side that posts POSTED buffers; resolves with it and its consumer id. */
@@ -40,12 +39,12 @@ async function consumerInWorker(p: Pair): Promise<{ worker: Worker; id: number }
       parentPort.postMessage(consumer.getId());
     })();`;
   const worker = new Worker(source, { eval: true, workerData: { base, helpers, ref: p.serverConn.share(), dir: p.arm.fabric.dir, posted: POSTED } });
-  const id = await new Promise<number>((resolve, reject) => (worker.once('message', resolve), worker.once('error', reject)));
+  const id = await firstMessage<number>(worker, "the worker's consumer id, its buffers posted");
   return { worker, id };
 }
 
 /** A started producer on the client's connection, on an engine the pair drives; `sent` counts completions. */
-function producerOf(p: Pair): { producer: ComchProducer; sent: () => number; send(id: number): void } {
+function producerOf(p: Pair): { sent: () => number; send(id: number): void } {
   const { buf } = sharedMap(p.host, 64 * 4, 4);
   const pe = ProgressEngine.create();
   const producer = ComchProducer.create(p.clientConn);
@@ -56,7 +55,6 @@ function producerOf(p: Pair): { producer: ComchProducer; sent: () => number; sen
   p.drive(pe);
   producer.start();
   return {
-    producer,
     sent: () => sent,
     send(id) {
       const task = producer.taskSendAllocInit(buf(0, 64), undefined, id);

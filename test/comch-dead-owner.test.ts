@@ -10,6 +10,7 @@ import { Worker } from 'node:worker_threads';
 import { ComchConsumer } from '../src/comch/consumer.js';
 import { type Pair, comchPair, sharedMap, until } from './helpers/comch-pair.js';
 import { code } from './helpers/errors.js';
+import { firstMessage } from './helpers/wait.js';
 
 type Death = 'exit' | 'terminate' | 'fault' | 'dry';
 
@@ -57,7 +58,7 @@ async function producerThatDies(p: Pair, consumer: number, how: Death, whileAliv
     })();`;
   const worker = new Worker(source, { eval: true, workerData: { base, helpers, ref: p.clientConn.share(), dir: p.host.fabric.dir, consumer, how } });
   const exited = new Promise<number>((resolve) => worker.once('exit', resolve));
-  await new Promise((resolve, reject) => (worker.once('message', resolve), worker.once('error', reject)));
+  await firstMessage(worker, 'the worker to say it sent');
   whileAlive();
   if (how === 'terminate') void worker.terminate();
   else worker.postMessage('die');

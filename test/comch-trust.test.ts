@@ -21,6 +21,7 @@ import { comchPair, sharedMap, until } from './helpers/comch-pair.js';
 import { spawnChild } from './helpers/child.js';
 import { code } from './helpers/errors.js';
 import { tempFabricDir } from './helpers/fabric.js';
+import { firstMessage } from './helpers/wait.js';
 
 const queueOf = (consumer: ComchConsumer) => (consumer as unknown as { queue: { segment: Segment } }).queue.segment;
 const SLOTS = 256;
@@ -134,7 +135,7 @@ test('a claim whose producer thread died is posted again: the consumer is not we
       setInterval(() => {}, 1000);
     });`;
   const worker = new Worker(source, { eval: true, workerData: { url, ref: p.clientConn.share() } });
-  const entry = await new Promise<number>((resolve) => worker.once('message', resolve));
+  const entry = await firstMessage<number>(worker, "the worker's producer entry");
   const q = queueOf(consumer);
   const view = new QueueView(q, Number.MAX_SAFE_INTEGER);
   assert.ok(typeof view.claim(1, entry + 1) === 'object', 'the worker\'s producer holds a claim');
@@ -171,7 +172,7 @@ test('a worker that ends owning a producer and a consumer: the context stops wit
     });`;
   const base = new URL('../src/', import.meta.url).href;
   const worker = new Worker(source, { eval: true, workerData: { base, ref: p.clientConn.share() } });
-  const id = await new Promise<number>((resolve, reject) => (worker.once('message', resolve), worker.once('error', reject)));
+  const id = await firstMessage<number>(worker, "the worker's consumer id");
   await until(() => p.events.includes(`server new ${id}`), 'the server to hear of the worker\'s consumer');
   assert.throws(() => p.client.stop(), code('DOCA_ERROR_IN_USE'), 'while the worker lives, its endpoints count');
   await worker.terminate();

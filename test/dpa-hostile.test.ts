@@ -28,6 +28,7 @@ import { SyncEvent } from '../src/sync-event/sync-event.js';
 import { quietly, toDpaChannel } from './helpers/dpa-channel.js';
 import { dpaEvent, dpaFabric, eventually, onCleanup, startDpa } from './helpers/dpa.js';
 import { code } from './helpers/errors.js';
+import { firstMessage } from './helpers/wait.js';
 
 const E = DocaErrorCode;
 type Device = ReturnType<typeof openDeviceByPci>;
@@ -251,7 +252,7 @@ test('an RPC slot whose state word another thread overwrote with no state fails 
     { eval: true, workerData: { segmentJs, descriptor: r.segment.descriptor, at: r.layout.rpc(0) + RPC.STATE } },
   );
   const gone = new Promise((resolve) => writer.once('exit', resolve));
-  await new Promise((resolve, reject) => (writer.once('message', resolve), writer.once('error', reject)));
+  await firstMessage(writer, 'the writer to map the segment');
   assert.throws(() => dpa.rpc('add', 1n, 2n), code('DRIVER', /RPC slot 0 holds state 77/));
   await gone;
   assert.match(dpa.peekAtLastError()!.message, /holds state 77/);

@@ -10,6 +10,7 @@ import { openDeviceByPci } from '../src/core/dev.js';
 import type { Segment } from '../src/fabric/segment.js';
 import { toDpaChannel } from './helpers/dpa-channel.js';
 import { dpaFabric, eventually, startDpa } from './helpers/dpa.js';
+import { firstMessage } from './helpers/wait.js';
 
 /** A CPU producer of `ref`'s MsgQ in a worker thread: resolves with its endpoint entry and the worker. */
 async function producerInWorker(ref: unknown): Promise<{ entry: number; worker: Worker }> {
@@ -22,7 +23,7 @@ async function producerInWorker(ref: unknown): Promise<{ entry: number; worker: 
       setInterval(() => {}, 1000);
     });`;
   const worker = new Worker(source, { eval: true, workerData: { url, ref } });
-  const entry = await new Promise<number>((resolve, reject) => (worker.once('message', resolve), worker.once('error', reject)));
+  const entry = await firstMessage<number>(worker, "the worker's producer entry");
   return { entry, worker };
 }
 

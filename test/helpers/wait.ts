@@ -1,4 +1,5 @@
-/** The tests' one bounded wait. */
+/** The tests' bounded waits: `until` polls a condition, `firstMessage` waits for a worker's word. */
+import type { Worker } from 'node:worker_threads';
 
 /**
  * Bound of a wait when none is given: far beyond what any event a test waits for takes, even on a
@@ -17,4 +18,22 @@ export async function until(cond: () => boolean | Promise<boolean>, what: string
     if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${typeof what === 'function' ? what() : what}`);
     await new Promise((resolve) => setTimeout(resolve, 2));
   }
+}
+
+/**
+ * The first message `worker` posts. Fails naming `what` if the worker errors or exits first, or says
+ * nothing within `timeoutMs`.
+ */
+export function firstMessage<T>(worker: Worker, what: string, timeoutMs = WAIT_MS): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onMessage = (message: T) => (off(), resolve(message));
+    const onError = (err: Error) => (off(), reject(err));
+    const onExit = (exitCode: number) => (off(), reject(new Error(`the worker exited (code ${exitCode}) before ${what}`)));
+    const timer = setTimeout(() => (off(), reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`))), timeoutMs);
+    function off(): void {
+      clearTimeout(timer);
+      worker.off('message', onMessage).off('error', onError).off('exit', onExit);
+    }
+    worker.once('message', onMessage).once('error', onError).once('exit', onExit);
+  });
 }
