@@ -8,7 +8,8 @@
  *                                 wait, each wait driving its engine with a pe.run() of its own, as DOCA's
  *                                 samples progress until their task completed), promises (the README's
  *                                 promise API: each engine driven by one pe.run() in the background, each
- *                                 wait an awaited submitAsync(), each set a submit its callback frees), tasks (a notify_set and a wait_eq task per trip, progressed
+ *                                 wait an awaited submitAsync(), each set a submit its callback frees),
+ *                                 tasks (a notify_set and a wait_eq task per trip, progressed
  *                                 synchronously: no promise), spin (busy, 'a' working ~20 us before each
  *                                 set, so that b's wait spins thousands of polls per trip)
  *   idle-a FILE / idle-b FILE     as a and b, each with an async wait pending under pe.run() (a: e2 == 1,
@@ -121,8 +122,11 @@ function updateSet(event: SyncEvent, side: Side | undefined, value: bigint): voi
   progressUntilDone(side, 'notify_set', value);
 }
 
+/** Whether this mode's waits are promises (async, promises) rather than synchronous calls. */
+const awaits = mode === 'async' || mode === 'promises';
+
 /** The async sides of both events, or starts them for synchronous waits. */
-const sides = (events: SyncEvent[]): Side[] => (mode === 'async' || mode === 'tasks' || mode === 'promises' ? events.map(asyncSide) : (events.forEach((e) => e.start()), []));
+const sides = (events: SyncEvent[]): Side[] => (awaits || mode === 'tasks' ? events.map(asyncSide) : (events.forEach((e) => e.start()), []));
 
 /** Promises mode: each side's engine runs in the background until `stop()` (the README's pe.run()). */
 function drive(sides: Side[]): { stop(): Promise<void> } {
@@ -136,9 +140,6 @@ function drive(sides: Side[]): { stop(): Promise<void> } {
     },
   };
 }
-
-/** Whether this mode's waits are promises (async, promises) rather than synchronous calls. */
-const awaits = mode === 'async' || mode === 'promises';
 
 /** A wait left pending, as the promise of its failure (undefined once it completed): never a rejection. */
 interface Pending {
