@@ -7,7 +7,7 @@
  * all with the same number of round trips; and update_add throughput, uncontended and with two processes.
  */
 import { join } from 'node:path';
-import { buildC, count, cpuArgs, median, pingPong, printScenarios, repeat, RUNS, type Rtt, rttBaseline, rttFigure, runCRuns, scenario, sleepingTrips, startNode, together, withTempDir } from './lib.js';
+import { atMostBaseline, buildC, count, cpuArgs, median, pingPong, printScenarios, repeat, RUNS, type Rtt, rttBaseline, rttFigure, runCRuns, scenario, sleepingTrips, socketPromiseRtt, socketRtt, startNode, together, withTempDir } from './lib.js';
 
 export async function syncEventBench(): Promise<Record<string, unknown>> {
   const ref = buildC('fabric_ref');
@@ -28,20 +28,20 @@ export async function syncEventBench(): Promise<Record<string, unknown>> {
       count: nAsleep,
       softdpu: await rtt('async', nAsleep),
       baselines: {
-        socket_callbacks: rttBaseline('socket, callbacks', await pingPong(['socket-peer', ['echo', sock]], ['socket-peer', ['ping', sock, String(nAsleep)]], env)),
+        socket_callbacks: rttBaseline('socket, callbacks', await socketRtt(sock, nAsleep, 64, env)),
         c_futex: rttBaseline('C futex', await c('futex', nAsleep)),
       },
-      targets: (['p50_us', 'p99_us', 'p99_9_us', 'cpu_us_per_msg'] as const).map((metric) => ({ metric, op: '<=', limit: 1.0, of: 'socket_callbacks' })),
+      targets: atMostBaseline('socket_callbacks'),
     }));
     // The README's promise API: one pe.run() per engine in the background, each wait an awaited
     // submitAsync(); next to the socket's promise ping-pong (as comch's promise row).
     await scenario('rtt_promises_asleep', async () => ({
       ...trips,
-      title: "update-to-wake RTT, asleep, promise API of the README",
+      title: 'update-to-wake RTT, asleep, promise API of the README',
       count: nAsleep,
       softdpu: await rtt('promises', nAsleep),
-      baselines: { socket_promises: rttBaseline('socket, promises', await pingPong(['socket-peer', ['promise-echo', sock]], ['socket-peer', ['promise-ping', sock, String(nAsleep)]], env)) },
-      targets: (['p50_us', 'p99_us', 'p99_9_us', 'cpu_us_per_msg'] as const).map((metric) => ({ metric, op: '<=', limit: 1.0, of: 'socket_promises' })),
+      baselines: { socket_promises: rttBaseline('socket, promises', await socketPromiseRtt(sock, nAsleep, env)) },
+      targets: atMostBaseline('socket_promises'),
     }));
     // Throughput: an exporter holds the event; one, then two processes add to it, RUNS times each.
     const adds = count(2_000_000);

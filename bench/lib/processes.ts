@@ -152,6 +152,11 @@ export function socketRtt(sock: string, n: number, size: number, env: Record<str
   return pingPong(['socket-peer', ['echo', sock, String(size)]], ['socket-peer', ['ping', sock, String(n), String(size)]], env);
 }
 
+/** The socket ping-pong baseline in promise style (both asleep): 64-byte messages, N round trips, median of RUNS runs. */
+export function socketPromiseRtt(sock: string, n: number, env: Record<string, string>): Promise<Rtt> {
+  return pingPong(['socket-peer', ['promise-echo', sock]], ['socket-peer', ['promise-ping', sock, String(n)]], env);
+}
+
 /** The C limit of a sleeping round trip through shared buffers (futex wake-ups), median of RUNS runs. */
 export function ringRtt(ref: string, size: number, n: number): Promise<Rtt> {
   return runCRuns<Rtt>(ref, ['ring_rtt', String(size), String(n), ...cpuArgs()]);

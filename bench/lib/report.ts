@@ -85,6 +85,15 @@ export interface TargetSpec {
   /** Said after the verdict, e.g. "stretch". */
   note?: string;
 }
+
+/**
+ * The sleeping round trip's targets (issue 20): p50, p99, p99.9 and CPU per trip each at most 1.0x the
+ * baseline `of` (the socket in the same style).
+ */
+export function atMostBaseline(of: string): TargetSpec[] {
+  return (['p50_us', 'p99_us', 'p99_9_us', 'cpu_us_per_msg'] as const).map((metric) => ({ metric, op: '<=', limit: 1.0, of }));
+}
+
 export interface TargetResult extends TargetSpec {
   /** softdpu's figure, or its ratio to the baseline. */
   value: number;
