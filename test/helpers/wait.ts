@@ -27,7 +27,7 @@ export async function until(cond: () => boolean | Promise<boolean>, what: string
 export function firstMessage<T>(worker: Worker, what: string, timeoutMs = WAIT_MS): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const onMessage = (message: T) => (off(), resolve(message));
-    const onError = (err: Error) => (off(), reject(err));
+    const onError = (err: Error) => (off(), reject(new Error(`the worker failed before ${what}: ${err.message}`, { cause: err })));
     const onExit = (exitCode: number) => (off(), reject(new Error(`the worker exited (code ${exitCode}) before ${what}`)));
     const timer = setTimeout(() => (off(), reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`))), timeoutMs);
     function off(): void {
