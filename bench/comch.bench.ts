@@ -9,7 +9,7 @@
  * number of messages; sleeping scenarios give both processes' CPU.
  */
 import { join } from 'node:path';
-import { atMostBaseline, buildC, canPin, count, cpuArgs, medians, pingPong, printScenarios, repeat, type Rtt, rttBaseline, rttFigure, ringRtt, runCRuns, scenario, serverAndClient, sizeLabel, SOCKET_BATCH, sleepingTrips, socketPromiseRtt, socketRtt, socketStream, type StreamRate, withTempDir } from './lib.js';
+import { atMostBaseline, buildC, canPin, count, cpuArgs, medians, pingPong, printScenarios, repeat, type Rtt, rttBaseline, rttFigure, ringRtt, runCRuns, scenario, serverAndClient, sizeLabel, SOCKET_BATCH, sleepingTrips, socketRtt, socketStream, type StreamRate, withTempDir } from './lib.js';
 
 /** Control-path message sizes of the sleeping round trip: up to 4080, the default max_msg_size. */
 export const COMCH_RTT_SIZES = [64, 256, 1024, 4080];
@@ -72,7 +72,7 @@ export async function comchBench(): Promise<Record<string, unknown>> {
       unit: 'trips',
       size_bytes: 64,
       softdpu: rttFigure(await pingPong(['promise-peer', ['echo', 'bench']], ['promise-peer', ['ping', 'bench', String(nAsleep)]], env)),
-      baselines: { socket_promises: rttBaseline('socket, promises', await socketPromiseRtt(sock, nAsleep, env)) },
+      baselines: { socket_promises: rttBaseline('socket, promises', await socketRtt(sock, nAsleep, 64, env, 'promises')) },
       targets: atMostBaseline('socket_promises'),
     }));
     await scenario('rate', async () => {

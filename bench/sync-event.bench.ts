@@ -7,7 +7,7 @@
  * all with the same number of round trips; and update_add throughput, uncontended and with two processes.
  */
 import { join } from 'node:path';
-import { atMostBaseline, buildC, count, cpuArgs, median, pingPong, printScenarios, repeat, RUNS, type Rtt, rttBaseline, rttFigure, runCRuns, scenario, sleepingTrips, socketPromiseRtt, socketRtt, startNode, together, withTempDir } from './lib.js';
+import { atMostBaseline, buildC, count, cpuArgs, median, pingPong, printScenarios, repeat, RUNS, type Rtt, rttBaseline, rttFigure, runCRuns, scenario, sleepingTrips, socketRtt, startNode, together, withTempDir } from './lib.js';
 
 export async function syncEventBench(): Promise<Record<string, unknown>> {
   const ref = buildC('fabric_ref');
@@ -40,7 +40,7 @@ export async function syncEventBench(): Promise<Record<string, unknown>> {
       title: 'update-to-wake RTT, asleep, promise API of the README',
       count: nAsleep,
       softdpu: await rtt('promises', nAsleep),
-      baselines: { socket_promises: rttBaseline('socket, promises', await socketPromiseRtt(sock, nAsleep, env)) },
+      baselines: { socket_promises: rttBaseline('socket, promises', await socketRtt(sock, nAsleep, 64, env, 'promises')) },
       targets: atMostBaseline('socket_promises'),
     }));
     // Throughput: an exporter holds the event; one, then two processes add to it, RUNS times each.

@@ -147,14 +147,13 @@ export async function socketStream(sock: string, n: number, size: number, batch:
   return medians(await repeat(() => serverAndClient<StreamRate>(['socket-peer', ['sink', sock, String(n), String(size)]], ['socket-peer', ['flood', sock, String(n), String(size), String(batch)]], env, 'server')));
 }
 
-/** The socket ping-pong baseline (callbacks, both asleep): SIZE-byte messages, N round trips, median of RUNS runs. */
-export function socketRtt(sock: string, n: number, size: number, env: Record<string, string>): Promise<Rtt> {
-  return pingPong(['socket-peer', ['echo', sock, String(size)]], ['socket-peer', ['ping', sock, String(n), String(size)]], env);
-}
-
-/** The socket ping-pong baseline in promise style (both asleep): 64-byte messages, N round trips, median of RUNS runs. */
-export function socketPromiseRtt(sock: string, n: number, env: Record<string, string>): Promise<Rtt> {
-  return pingPong(['socket-peer', ['promise-echo', sock]], ['socket-peer', ['promise-ping', sock, String(n)]], env);
+/**
+ * The socket ping-pong baseline, both asleep, in callback style (`'data'` events) or promise style
+ * (bench/socket-peer.ts promise-echo, promise-ping): SIZE-byte messages, N round trips, median of RUNS runs.
+ */
+export function socketRtt(sock: string, n: number, size: number, env: Record<string, string>, style: 'callbacks' | 'promises' = 'callbacks'): Promise<Rtt> {
+  const role = style === 'promises' ? 'promise-' : '';
+  return pingPong(['socket-peer', [`${role}echo`, sock, String(size)]], ['socket-peer', [`${role}ping`, sock, String(n), String(size)]], env);
 }
 
 /** The C limit of a sleeping round trip through shared buffers (futex wake-ups), median of RUNS runs. */
