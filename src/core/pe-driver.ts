@@ -12,6 +12,8 @@
  *                                                            notified at once: a turn, then resume
  *   woken (the doorbell's watch: at once; local work or an abort: in a microtask) ──> resume ──> burst
  *
+ * `until` is asked after every unit of work, inside a burst too: a burst may run a whole budget of work,
+ * and a condition that holds only for a while (a connection is open) was once run past, for ever.
  * The turn after work lets the continuations of promises that callbacks settled (`submitAsync`,
  * `waitForState`, iterators) run before `until` is asked; without `until` the driver ends only when the
  * engine is idle, which no continuation can make true without a state change the engine sees, so it goes
@@ -107,12 +109,16 @@ export class Driver {
   private progressSome(): number {
     let n = 0;
     const budget = this.o.budget;
-    while (n < budget && this.pe.progress()) n++;
+    const until = this.o.until;
+    while (n < budget && this.pe.progress()) {
+      n++;
+      if (until?.()) break;
+    }
     return n;
   }
 
   /**
-   * Spins without leaving the event-loop turn, until the budget is spent or: after work, the first idle
+   * Spins without leaving the event-loop turn, until the budget is spent, `until` holds, or: after work, the first idle
    * poll once a promise adapter settled (settled.ts: its continuations run on the turn), else an idle
    * stretch of 256 polls in a row (the work paused: a continuation the program's own promise waits for
    * runs then); with no work at all, BUSY_SPIN_MS from the first idle stretch (the clock is read only
@@ -123,19 +129,21 @@ export class Driver {
   private spin(): number {
     let n = 0;
     const budget = this.o.budget;
-    let until = 0;
+    const until = this.o.until;
+    let deadline = 0;
     settled.any = false;
     for (let idle = 0; n < budget; ) {
       if (this.pe.progress()) {
         n++;
         idle = 0;
+        if (until?.()) break;
       } else if (n > 0 && settled.any) {
         break;
       } else if ((++idle & 255) === 0) {
         if (n > 0 || this.done()) break;
         const now = performance.now();
-        if (until === 0) until = now + BUSY_SPIN_MS;
-        else if (now > until) break;
+        if (deadline === 0) deadline = now + BUSY_SPIN_MS;
+        else if (now > deadline) break;
       }
     }
     return n;
