@@ -126,10 +126,13 @@ async function fastpathEndpoints(o: FastpathSide, onRecv: (task: ComchConsumerPo
 
 /**
  * The echo side of a fast-path ping-pong: every payload is sent back from the buffer it arrived in, and
- * the buffer is reposted once that send completed. `echoed()` counts; `cpuUs()` is the CPU since the first.
+ * the buffer is reposted once that send completed. `echoed()` counts payloads received, `reposted()`
+ * echoes whose send completed (run until that before `close()`: the repost needs a running consumer);
+ * `cpuUs()` is the CPU since the first.
  */
 export async function fastpathEcho(o: FastpathSide) {
   let echoed = 0;
+  let reposted = 0;
   let repost: ComchConsumerPostRecvTask | undefined;
   let cpu = () => 0;
   const ends = await fastpathEndpoints(
@@ -139,9 +142,9 @@ export async function fastpathEcho(o: FastpathSide) {
       repost = task;
       ends.alloc(task.getBuf()).submit();
     },
-    () => repost!.submit(),
+    () => (repost!.submit(), reposted++),
   );
-  return { ...ends, echoed: () => echoed, cpuUs: () => cpu() };
+  return { ...ends, echoed: () => echoed, reposted: () => reposted, cpuUs: () => cpu() };
 }
 
 /**

@@ -152,7 +152,7 @@ if (!isMainThread && workerData?.threadsPeer) {
     const pe = ProgressEngine.create();
     const side = { dev: openDeviceByPci(HOST), pe, conn: job.ref, size: 64, posted: 2, peerConsumers: [job.peerConsumer], mode: job.mode };
     const echo = await fastpathEcho(side);
-    await pe.run({ mode: job.mode, until: () => echo.echoed() >= job.n });
+    await pe.run({ mode: job.mode, until: () => echo.reposted() >= job.n });
     await echo.close();
   }
 } else if (isMainThread && process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -12,8 +12,9 @@
  *                                                            notified at once: a turn, then resume
  *   woken (the doorbell's watch: at once; local work or an abort: in a microtask) ──> resume ──> burst
  *
- * `until` is asked after every unit of work, inside a burst too: a burst may run a whole budget of work,
- * and a condition that holds only for a while (a connection is open) was once run past, for ever.
+ * `until` is asked after every unit of work too, and once it held the run ends after that burst (which
+ * finishes the work already there): asked only between bursts, a condition that holds only for a while
+ * (a connection is open) was run past by a burst of up to `budget` units, and the run never ended.
  * The turn after work lets the continuations of promises that callbacks settled (`submitAsync`,
  * `waitForState`, iterators) run before `until` is asked; without `until` the driver ends only when the
  * engine is idle, which no continuation can make true without a state change the engine sees, so it goes
@@ -61,6 +62,8 @@ const enum State {
 
 export class Driver {
   private state = State.RUNNING;
+  /** `until` held after some unit of work: the run ends after this burst. */
+  private held = false;
 
   constructor(
     private readonly pe: Drivable,
@@ -109,16 +112,15 @@ export class Driver {
   private progressSome(): number {
     let n = 0;
     const budget = this.o.budget;
-    const until = this.o.until;
     while (n < budget && this.pe.progress()) {
       n++;
-      if (until?.()) break;
+      this.ask();
     }
     return n;
   }
 
   /**
-   * Spins without leaving the event-loop turn, until the budget is spent, `until` holds, or: after work, the first idle
+   * Spins without leaving the event-loop turn, until the budget is spent or: after work, the first idle
    * poll once a promise adapter settled (settled.ts: its continuations run on the turn), else an idle
    * stretch of 256 polls in a row (the work paused: a continuation the program's own promise waits for
    * runs then); with no work at all, BUSY_SPIN_MS from the first idle stretch (the clock is read only
@@ -129,14 +131,13 @@ export class Driver {
   private spin(): number {
     let n = 0;
     const budget = this.o.budget;
-    const until = this.o.until;
     let deadline = 0;
     settled.any = false;
     for (let idle = 0; n < budget; ) {
       if (this.pe.progress()) {
         n++;
         idle = 0;
-        if (until?.()) break;
+        this.ask();
       } else if (n > 0 && settled.any) {
         break;
       } else if ((++idle & 255) === 0) {
@@ -149,8 +150,13 @@ export class Driver {
     return n;
   }
 
+  /** After a unit of work: whether `until` holds now (asked until it first does). */
+  private ask(): void {
+    if (!this.held && this.o.until?.() === true) this.held = true;
+  }
+
   private done(): boolean {
-    return this.o.until ? this.o.until() : this.pe.idle();
+    return this.o.until ? this.held || this.o.until() : this.pe.idle();
   }
 
   /** After work and a turn of the loop (continuations ran): done, or on. */

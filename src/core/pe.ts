@@ -45,10 +45,11 @@ export interface RunOptions {
   /** Stops the driver (it resolves). */
   signal?: AbortSignal;
   /**
-   * Stops the driver once this returns true, asked after every unit of work (so a condition that holds
-   * only for a while, such as "a connection is open", is not run past) and after each turn of the loop
-   * that follows a burst (so it sees promise continuations). Without it the driver stops when every
-   * context is IDLE; with it, it keeps going (sleeping in notify mode) until it holds.
+   * Stops the driver once this returns true. It is asked after every unit of work and after each turn
+   * of the loop that follows a burst (so it sees promise continuations); the driver ends after the burst
+   * in which it first held (the burst finishes the work already there, up to its budget), so a condition
+   * that holds only for a while, such as "a connection is open", is never missed. Without it the driver
+   * stops when every context is IDLE; with it, it keeps going (sleeping in notify mode) until it holds.
    * A condition that changes outside the engine's callbacks will not wake a sleeping driver: use `signal`.
    */
   until?: () => boolean;
