@@ -122,7 +122,7 @@ async function clientAgainst(t: TestContext, answer: Buffer): Promise<{ error: u
 }
 
 test('a server of another handshake version: the client fails with NOT_SUPPORTED naming the versions, once', { timeout: 60_000 }, async (t) => {
-  const reject = encodeReject({ code: DocaErrorCode.DOCA_ERROR_UNSUPPORTED_VERSION, reason: 'handshake version 3 is not 2' });
+  const reject = encodeReject({ code: DocaErrorCode.DOCA_ERROR_UNSUPPORTED_VERSION, reason: `handshake version ${WIRE_VERSION} is not ${WIRE_VERSION - 1}` });
   reject.writeUInt16LE(WIRE_VERSION - 1, 8); // what a server of the previous version sends
   const { error, knocks } = await clientAgainst(t, reject);
   assert.ok(DocaError.is(error, 'NOT_SUPPORTED'), String(error));

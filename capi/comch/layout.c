@@ -6,7 +6,7 @@
 #include "fabric/ring.h"
 
 #define MAGIC 0x4e4e4f43 /* 'CONN' */
-#define VERSION 3
+#define VERSION 4
 #define OFF_MAGIC 64
 #define OFF_TABLE 576
 #define CONTROL_PAYLOAD 4

@@ -13,7 +13,7 @@
 
 #include "fabric/segment.h"
 
-#define SDPU_WIRE_VERSION 3
+#define SDPU_WIRE_VERSION 4
 #define SDPU_MAX_FRAME 8192
 
 enum sdpu_frame_type { SDPU_HELLO = 1, SDPU_WELCOME = 2, SDPU_READY = 3, SDPU_REJECT = 4 };

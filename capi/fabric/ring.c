@@ -6,16 +6,39 @@
 
 #include "core/shm.h"
 
-static uint32_t slot_bytes(uint64_t payload)
+/* Bytes a record of `len` payload bytes takes. */
+static uint64_t record_size(uint64_t len)
 {
-	return (uint32_t)(SDPU_RECORD_HEADER + (payload + 7) / 8 * 8);
+	return SDPU_RECORD_HEADER + (len + 7) / 8 * 8;
+}
+
+/*
+ * The record area: `slots + 1` largest records, a multiple of 64 (none for no slot). A hostile header's
+ * u32 counts can make the product pass 2^64 (and wrap to a size a segment may have): such an area is
+ * SDPU_RING_TOO_BIG, larger than any mapping, and four of them and a table still add up without a wrap.
+ */
+static uint64_t area_size(uint64_t slots, uint64_t payload)
+{
+	uint64_t r = record_size(payload);
+
+	if (slots == 0)
+		return 0;
+	if (slots + 1 > (SDPU_RING_TOO_BIG - 63) / r)
+		return SDPU_RING_TOO_BIG;
+	return ((slots + 1) * r + 63) / 64 * 64;
 }
 
 uint64_t sdpu_ring_size(uint64_t slots, uint64_t payload)
 {
-	uint64_t bytes = slots * (SDPU_RECORD_HEADER + (payload + 7) / 8 * 8);
+	return SDPU_RING_HEADER + area_size(slots, payload);
+}
 
-	return SDPU_RING_HEADER + (bytes + 63) / 64 * 64;
+/* The offset after a record of `len` bytes at `at`: the same rule on both sides. */
+static uint64_t after(const struct sdpu_ring *ring, uint64_t at, uint32_t len)
+{
+	uint64_t next = at + record_size(len);
+
+	return (int64_t)next > ring->last_start ? 0 : next;
 }
 
 void sdpu_ring_init(uint8_t *base, uint32_t position)
@@ -32,10 +55,9 @@ void sdpu_ring_attach(struct sdpu_ring *ring, uint8_t *base, uint32_t slots, uin
 	ring->head_word = base + 64;
 	ring->slots = slots;
 	ring->payload = payload;
-	ring->slot_bytes = slot_bytes(payload);
-	ring->position = (uint32_t)sdpu_load(producer ? ring->tail_word : ring->head_word);
 	/* A ring of no slot (a control ring of a table that declares no entry) holds nothing: any record is corrupt. */
-	ring->slot = slots > 0 ? ring->position % slots : 0;
+	ring->last_start = (int64_t)area_size(slots, payload) - (int64_t)record_size(payload);
+	ring->position = (uint32_t)sdpu_load(producer ? ring->tail_word : ring->head_word);
 	ring->seen = (uint32_t)sdpu_load(producer ? ring->head_word : ring->tail_word);
 }
 
@@ -69,13 +91,13 @@ bool sdpu_ring_push(struct sdpu_ring *ring, uint16_t type, const void *data, uin
 
 	if (len > ring->payload || !sdpu_ring_has_room(ring))
 		return false;
-	at = ring->first + (uint64_t)ring->slot * ring->slot_bytes;
+	at = ring->first + ring->at;
 	sdpu_put_u32(at, len);
 	sdpu_put_u16(at + 4, type);
 	sdpu_put_u16(at + 6, 0);
 	if (len > 0)
 		memcpy(at + SDPU_RECORD_HEADER, data, len);
-	ring->slot = ring->slot + 1 == ring->slots ? 0 : ring->slot + 1;
+	ring->at = after(ring, ring->at, len);
 	ring->position++;
 	sdpu_store(ring->tail_word, (int32_t)ring->position);
 	return true;
@@ -98,20 +120,21 @@ int sdpu_ring_peek(struct sdpu_ring *ring, uint16_t *type, uint32_t *len, const 
 		ring->corrupt = true;
 		return -1;
 	}
-	at = ring->first + (uint64_t)ring->slot * ring->slot_bytes;
+	at = ring->first + ring->at;
 	*len = sdpu_get_u32(at);
 	*type = sdpu_get_u16(at + 4);
 	if (*len > ring->payload) {
 		ring->corrupt = true;
 		return -1;
 	}
+	ring->peeked = *len;
 	*data = at + SDPU_RECORD_HEADER;
 	return 1;
 }
 
 void sdpu_ring_advance(struct sdpu_ring *ring)
 {
-	ring->slot = ring->slot + 1 == ring->slots ? 0 : ring->slot + 1;
+	ring->at = after(ring, ring->at, ring->peeked);
 	ring->position++;
 	sdpu_store(ring->head_word, (int32_t)ring->position);
 }

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Single-producer single-consumer rings of fixed-size records in a shared segment (docs/protocol.md,
- * "Rings"): base + 0 the producer's tail, base + 64 the consumer's head, base + 128 the slots, each a u32
- * length, a u16 type, a u16 reserved word and the payload padded to 8 bytes. Positions are free-running
- * 32-bit counters; each side takes its slot index from its position once, when it attaches (rings are
- * attached empty, at their start position), and then counts records modulo the slot count itself, so the
- * 2^32 wrap is harmless for any slot count. Nothing a peer writes can move a read or a write outside the
- * ring: indices that put fewer than none or more than `slots` records in it, or a length beyond the
- * payload size, are corruption.
+ * Single-producer single-consumer rings of variable-size records in a shared segment (docs/protocol.md,
+ * "Rings"): base + 0 the producer's tail, base + 64 the consumer's head (both free-running 32-bit record
+ * counts), base + 128 the record area, records packed one after another: a u32 length, a u16 type, a u16
+ * reserved word and the payload padded to 8 bytes. The area holds `slots + 1` largest records. Each side
+ * keeps its own byte offset into the area, from 0 when it attaches (rings are attached empty), moving it
+ * past each record and back to 0 when less than a largest record would be left: the same rule on both
+ * sides. Nothing a peer writes can move a read or a write outside the ring: indices that put fewer than
+ * none or more than `slots` records in it, or a length beyond the payload size, are corruption.
  */
 #ifndef SOFTDPU_CAPI_RING_H_
 #define SOFTDPU_CAPI_RING_H_
@@ -18,7 +18,10 @@
 #define SDPU_RING_HEADER 128
 #define SDPU_RECORD_HEADER 8
 
-/* Bytes a ring takes (a multiple of 64), in 64 bits: a hostile header's counts cannot overflow it. */
+/* What an area a hostile header's counts would make too large for 64 bits takes: more than any mapping. */
+#define SDPU_RING_TOO_BIG (UINT64_MAX / 8)
+
+/* Bytes a ring takes (a multiple of 64, or about SDPU_RING_TOO_BIG), in 64 bits: u32 counts cannot wrap it. */
 uint64_t sdpu_ring_size(uint64_t slots, uint64_t payload);
 
 /* The creator: both indices at `position`. */
@@ -30,11 +33,14 @@ struct sdpu_ring {
 	uint8_t *head_word;
 	uint32_t slots;
 	uint32_t payload;
-	uint32_t slot_bytes;
-	/* This side's position and slot, and the last value seen of the other side's index. */
+	/* Offsets past this one leave less than a largest record: the next record goes at 0. */
+	int64_t last_start;
+	/* This side's position, its byte offset in the area, and the last value seen of the other side's index. */
 	uint32_t position;
-	uint32_t slot;
+	uint64_t at;
 	uint32_t seen;
+	/* The consumer: the length of the record sdpu_ring_peek returned (sdpu_ring_advance moves past it). */
+	uint32_t peeked;
 	bool corrupt;
 };
 
@@ -51,6 +57,7 @@ bool sdpu_ring_has_room(struct sdpu_ring *ring);
  * -1 for corruption (then nothing is ever reported again).
  */
 int sdpu_ring_peek(struct sdpu_ring *ring, uint16_t *type, uint32_t *len, const uint8_t **data);
+/* Consumer: moves past the record sdpu_ring_peek returned (1), freeing its room. */
 void sdpu_ring_advance(struct sdpu_ring *ring);
 
 #endif /* SOFTDPU_CAPI_RING_H_ */

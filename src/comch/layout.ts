@@ -28,7 +28,7 @@ import { Segment, SEGMENT_HEADER_SIZE } from '../fabric/segment.js';
 
 const MAGIC = 0x4e4e4f43;
 /** 3: endpoint entries carry the 24-byte owner and the RESERVING state (docs/protocol.md#versions). */
-const VERSION = 3;
+const VERSION = 4;
 const OFF_MAGIC = SEGMENT_HEADER_SIZE;
 const OFF_SIDE = { server: 128, client: 256 } as const;
 /** A side block: what the other side reads to wake this one. */

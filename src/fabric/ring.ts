@@ -1,17 +1,24 @@
 /**
- * A single-producer single-consumer ring of fixed-size records in a shared segment: the control path's
- * receive queues (docs/protocol.md#rings). The producer owns `tail`, the consumer owns `head`, each on
- * its own cache line; each side caches the other's index and reloads it only when the cached value says
- * full (or empty), and stores its own once per batch (`publish()`, `release()`), so the common case
- * touches no shared line but the slots themselves.
+ * A single-producer single-consumer ring of variable-size records in a shared segment: the control
+ * path's receive queues (docs/protocol.md#rings). The producer owns `tail`, the consumer owns `head`,
+ * each on its own cache line, both counting records; each side caches the other's index and reloads it
+ * only when the cached value says full (or empty), and stores its own once per batch (`publish()`,
+ * `release()`), so the common case touches no shared line but the records themselves.
  *
  *   base +   0  i32 tail (producer)        base + 64  i32 head (consumer)
- *   base + 128  slots: [u32 length][u16 type][u16 reserved][payload, padded to 8] x slots
+ *   base + 128  records, packed: [u32 length][u16 type][u16 reserved][payload, padded to 8] ...
+ *
+ * Records are packed one after another, so a 64-byte message takes 72 bytes of the ring however large
+ * its largest message may be (with fixed slots of that largest size, every message of a 64 KiB queue
+ * touched a fresh page). Both sides keep their own byte offset into the record area, from 0 when they
+ * attach (rings are attached empty), and move it by the same rule: past the record, and back to 0 when
+ * less than the largest record would be left. The area holds `slots + 1` largest records, so `slots`
+ * records in flight and the gap the rule leaves at the end always fit.
  *
  * Trust: each side reads one word the other writes (the other's index) and the records. An index that
  * puts more records in the ring than it has slots, or fewer than none, and a length beyond the payload
- * size are reported as corruption (the connection then ends); slots are computed locally, so nothing a
- * peer writes can move a read or a write outside the ring.
+ * size are reported as corruption (the connection then ends); offsets are computed locally from lengths
+ * that passed that check, so nothing a peer writes can move a read or a write outside the ring.
  */
 import { copyInto, copyOut } from './copy.js';
 import type { Segment } from './segment.js';
@@ -25,20 +32,27 @@ export function initRing(segment: Segment, base: number, position: number): void
   Atomics.store(segment.i32, (base + 64) / 4, position);
 }
 
-/** Bytes a ring of `slots` records of up to `payload` bytes takes (64-byte multiple). */
-export function ringSize(slots: number, payload: number): number {
-  return RING_HEADER_SIZE + Math.ceil((slots * slotSize(payload)) / 64) * 64;
+/** Bytes a record of `length` payload bytes takes in the ring. */
+function recordSize(length: number): number {
+  return RECORD_HEADER_SIZE + ((length + 7) & ~7);
 }
 
-function slotSize(payload: number): number {
-  return RECORD_HEADER_SIZE + Math.ceil(payload / 8) * 8;
+/** Bytes of the record area: `slots + 1` largest records, a 64-byte multiple (none for no slot). */
+function areaSize(slots: number, payload: number): number {
+  return slots === 0 ? 0 : Math.ceil(((slots + 1) * recordSize(payload)) / 64) * 64;
+}
+
+/** Bytes a ring of `slots` records of up to `payload` bytes takes (64-byte multiple). */
+export function ringSize(slots: number, payload: number): number {
+  return RING_HEADER_SIZE + areaSize(slots, payload);
 }
 
 abstract class RingSide {
   protected readonly tailIndex: number;
   protected readonly headIndex: number;
-  protected readonly slotBytes: number;
   protected readonly first: number;
+  /** Offsets past this one leave less than a largest record: the next record goes at 0. */
+  protected readonly lastStart: number;
   protected readonly u8: Uint8Array;
   protected readonly i32: Int32Array;
   protected readonly view: DataView;
@@ -46,6 +60,8 @@ abstract class RingSide {
   private readonly ownIndex: number;
   /** This side's index as last stored for the other side (`storeOwn()`). */
   private stored: number;
+  /** Byte offset of this side's next record in the area (both sides start at 0: the ring is empty). */
+  protected at = 0;
 
   constructor(
     segment: Segment,
@@ -57,8 +73,8 @@ abstract class RingSide {
   ) {
     this.tailIndex = base / 4;
     this.headIndex = (base + 64) / 4;
-    this.slotBytes = slotSize(payload);
     this.first = base + RING_HEADER_SIZE;
+    this.lastStart = areaSize(slots, payload) - recordSize(payload);
     this.u8 = segment.u8;
     this.i32 = segment.i32;
     this.view = new DataView(segment.u8.buffer);
@@ -78,20 +94,16 @@ abstract class RingSide {
     }
   }
 
-  /**
-   * Offset of slot `slot`. Each side takes its first slot from its index when it attaches (both attach
-   * while the ring is empty, at its start position) and then counts it modulo `slots` itself: the slot
-   * follows the number of records, not the 32-bit position, so the 2^32 wrap is harmless for any slot count.
-   */
-  protected slotOffset(slot: number): number {
-    return this.first + slot * this.slotBytes;
+  /** The offset after a record of `length` bytes at `at`: the same rule on both sides. */
+  protected after(at: number, length: number): number {
+    const next = at + recordSize(length);
+    return next > this.lastStart ? 0 : next;
   }
 }
 
 /** The producing side of a ring. */
 export class RingWriter extends RingSide {
   private tail: number;
-  private slot: number;
   private headSeen: number;
   /** The consumer's index is impossible (more free room than slots, or less than none). */
   corrupt = false;
@@ -100,13 +112,12 @@ export class RingWriter extends RingSide {
   constructor(segment: Segment, base: number, slots: number, payload: number) {
     super(segment, base, slots, payload, 'tail');
     this.tail = Atomics.load(this.i32, this.tailIndex);
-    this.slot = (this.tail >>> 0) % slots;
     this.headSeen = Atomics.load(this.i32, this.headIndex);
   }
 
   /** True when at least one record fits. */
   hasRoom(): boolean {
-    if (((this.tail - this.headSeen) | 0) < this.slots) return true;
+    if (((this.tail - this.headSeen) | 0) >>> 0 < this.slots) return true; // 0 <= used < slots
     this.headSeen = Atomics.load(this.i32, this.headIndex);
     const used = (this.tail - this.headSeen) | 0;
     if (used < 0 || used > this.slots) this.corrupt = true;
@@ -119,11 +130,11 @@ export class RingWriter extends RingSide {
    */
   push(type: number, payload: Uint8Array): boolean {
     if (!this.hasRoom()) return false;
-    const at = this.slotOffset(this.slot);
+    const at = this.first + this.at;
     this.view.setUint32(at, payload.length, true);
     this.view.setUint16(at + 4, type, true);
     copyInto(this.u8, payload, at + RECORD_HEADER_SIZE);
-    this.slot = this.slot + 1 === this.slots ? 0 : this.slot + 1;
+    this.at = this.after(this.at, payload.length);
     this.tail = (this.tail + 1) | 0;
     return true;
   }
@@ -145,7 +156,6 @@ export interface RingRecord {
 /** The consuming side of a ring. */
 export class RingReader extends RingSide {
   private head: number;
-  private slot: number;
   private tailSeen: number;
   private abandoned = false;
   private readonly record: RingRecord = { type: 0, length: 0, offset: 0 };
@@ -153,7 +163,6 @@ export class RingReader extends RingSide {
   constructor(segment: Segment, base: number, slots: number, payload: number) {
     super(segment, base, slots, payload, 'head');
     this.head = Atomics.load(this.i32, this.headIndex);
-    this.slot = (this.head >>> 0) % slots;
     this.tailSeen = Atomics.load(this.i32, this.tailIndex);
   }
 
@@ -168,7 +177,7 @@ export class RingReader extends RingSide {
   /**
    * The oldest record, or undefined when empty. A length beyond the payload size, or a producer index
    * that cannot be (a corrupt or hostile peer), is reported as such: `length` is -1 so the caller can
-   * drop the connection.
+   * drop the connection (and must not `advance()`).
    */
   peek(): RingRecord | undefined {
     if (!this.hasRecord()) return undefined;
@@ -178,7 +187,7 @@ export class RingReader extends RingSide {
       this.record.length = -1;
       return this.record;
     }
-    const at = this.slotOffset(this.slot);
+    const at = this.first + this.at;
     const length = this.view.getUint32(at, true);
     this.record.type = this.view.getUint16(at + 4, true);
     this.record.length = length <= this.payload ? length : -1;
@@ -196,13 +205,13 @@ export class RingReader extends RingSide {
     this.abandoned = true;
   }
 
-  /** Moves past the oldest record; its slot goes back to the producer at the next `release()`. */
+  /** Moves past the record `peek()` returned; its room goes back to the producer at the next `release()`. */
   advance(): void {
-    this.slot = this.slot + 1 === this.slots ? 0 : this.slot + 1;
+    this.at = this.after(this.at, this.record.length);
     this.head = (this.head + 1) | 0;
   }
 
-  /** Publishes the head: every slot `advance()` moved past is the producer's again (one store a batch). */
+  /** Publishes the head: every record `advance()` moved past is the producer's room again (one store a batch). */
   release(): void {
     this.storeOwn(this.head);
   }
