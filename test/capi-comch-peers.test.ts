@@ -236,6 +236,28 @@ test('the comch control path between C and TypeScript, with the scriptable C pee
     assert.deepEqual(echoes.map((l) => l.split(' ')[3]), expected);
   });
 
+  await t.test('one message at a time past 64 KiB of ring: each writer goes back to the start early (WRAP), and the other implementation follows', async (t) => {
+    // 1 KiB messages, 64 slots of 4080: each ring's area is 266 KiB. One at a time, each ring is empty
+    // when the next is written, so past 64 KiB (after some 64 messages) both writers go back early.
+    const big = 'v'.repeat(1000);
+    const dir = tempFabricDir(t);
+    const cServer = start(t, peer, ['server', 'name=early', 'echo', 'recvq=64', 'quiet', 'tasks=16'], dir);
+    await cServer.waitFor(/^started DOCA_SUCCESS$/);
+    const tsClient = startClient(t, dir, { name: 'early', recvQueueSize: 64 });
+    await tsClient.waitFor(/^c0 state STARTING->RUNNING$/);
+    const dir2 = tempFabricDir(t);
+    const tsServer = startServer(t, dir2, { name: 'early', echo: true, recvQueueSize: 64 });
+    await tsServer.waitFor(/^started DOCA_SUCCESS$/);
+    const cClient = start(t, peer, ['client', 'name=early', 'recvq=64', 'tasks=16'], dir2);
+    await cClient.waitFor(/^state STARTING->RUNNING$/);
+    for (let i = 0; i < 160; i++) {
+      tsClient.send(`send 0 ${big}${i}`);
+      cClient.send(`send 0 ${big}${i}`);
+      await tsClient.waitFor(new RegExp(`^c0 recv \\d+ echo:v+${i}$`));
+      await cClient.waitFor(new RegExp(`^recv 0 \\d+ echo:v+${i}$`));
+    }
+  });
+
   await t.test('doca_pe_progress makes no syscall when there is nothing to do (polling, and after a sleep)', async (t) => {
     const dir = tempFabricDir(t);
     const server = start(t, peer, ['server', 'name=quiet', 'syscheck=1000000'], dir);

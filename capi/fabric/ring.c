@@ -6,6 +6,10 @@
 
 #include "core/shm.h"
 
+/* Past this offset a producer that finds the ring empty goes back to 0 (its own policy); it looks once in 64. */
+#define WRAP_AFTER (64 * 1024)
+#define WRAP_LOOK_EVERY 64u
+
 /* Bytes a record of `len` payload bytes takes. */
 static uint64_t record_size(uint64_t len)
 {
@@ -85,12 +89,27 @@ bool sdpu_ring_has_room(struct sdpu_ring *ring)
 	return !ring->corrupt && (uint32_t)n < ring->slots;
 }
 
+/* Back to the area's start if the consumer read every record: a WRAP header where it looks next. */
+static void wrap_if_empty(struct sdpu_ring *ring)
+{
+	ring->seen = (uint32_t)sdpu_load(ring->head_word);
+	if (ring->seen != ring->position)
+		return; /* not empty (or corrupt: sdpu_ring_has_room says so at its next reload) */
+	sdpu_put_u32(ring->first + ring->at, 0);
+	sdpu_put_u16(ring->first + ring->at + 4, SDPU_RING_WRAP);
+	sdpu_put_u16(ring->first + ring->at + 6, 0);
+	ring->at = 0;
+	ring->past = 0;
+}
+
 bool sdpu_ring_push(struct sdpu_ring *ring, uint16_t type, const void *data, uint32_t len)
 {
 	uint8_t *at;
 
 	if (len > ring->payload || !sdpu_ring_has_room(ring))
 		return false;
+	if (ring->at > WRAP_AFTER && ring->past++ % WRAP_LOOK_EVERY == 0)
+		wrap_if_empty(ring);
 	at = ring->first + ring->at;
 	sdpu_put_u32(at, len);
 	sdpu_put_u16(at + 4, type);
@@ -121,6 +140,10 @@ int sdpu_ring_peek(struct sdpu_ring *ring, uint16_t *type, uint32_t *len, const 
 		return -1;
 	}
 	at = ring->first + ring->at;
+	if (sdpu_get_u16(at + 4) == SDPU_RING_WRAP && ring->at != 0) {
+		ring->at = 0; /* the producer went back early (a WRAP at 0 is corruption: its type says so) */
+		at = ring->first;
+	}
 	*len = sdpu_get_u32(at);
 	*type = sdpu_get_u16(at + 4);
 	if (*len > ring->payload) {

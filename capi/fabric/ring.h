@@ -6,7 +6,9 @@
  * reserved word and the payload padded to 8 bytes. The area holds `slots + 1` largest records. Each side
  * keeps its own byte offset into the area, from 0 when it attaches (rings are attached empty), moving it
  * past each record and back to 0 when less than a largest record would be left: the same rule on both
- * sides. Nothing a peer writes can move a read or a write outside the ring: indices that put fewer than
+ * sides. A writer that finds the ring empty past 64 KiB writes a WRAP header where its next record would
+ * go and puts the record at 0; a reader that finds WRAP at its offset goes to 0 (so a connection whose
+ * reader keeps up stays in the first pages of its area). Nothing a peer writes can move a read or a write outside the ring: indices that put fewer than
  * none or more than `slots` records in it, or a length beyond the payload size, are corruption.
  */
 #ifndef SOFTDPU_CAPI_RING_H_
@@ -17,6 +19,8 @@
 
 #define SDPU_RING_HEADER 128
 #define SDPU_RECORD_HEADER 8
+/* A header that sends the reader back to the area's start (no record: it counts none). */
+#define SDPU_RING_WRAP 0xffff
 
 /* What an area a hostile header's counts would make too large for 64 bits takes: more than any mapping. */
 #define SDPU_RING_TOO_BIG (UINT64_MAX / 8)
@@ -39,6 +43,8 @@ struct sdpu_ring {
 	uint32_t position;
 	uint64_t at;
 	uint32_t seen;
+	/* The producer: records written past 64 KiB since it last looked at the head for an early wrap. */
+	uint32_t past;
 	/* The consumer: the length of the record sdpu_ring_peek returned (sdpu_ring_advance moves past it). */
 	uint32_t peeked;
 	bool corrupt;

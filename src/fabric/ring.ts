@@ -15,6 +15,12 @@
  * less than the largest record would be left. The area holds `slots + 1` largest records, so `slots`
  * records in flight and the gap the rule leaves at the end always fit.
  *
+ * A writer that finds the ring empty past WRAP_AFTER bytes goes back to 0 early: it writes a WRAP header
+ * where its next record would have gone, and the record at 0; a reader that finds WRAP there goes to 0.
+ * So a connection whose reader keeps up stays in the first pages of its area: walking all 16 MiB of a
+ * 4096-deep queue of 4 KiB messages, 72 bytes a message, faulted a fresh page into both processes every
+ * 57 messages for the first 230 000 (docs/protocol.md#rings has what that did to a round trip's p99).
+ *
  * Trust: each side reads one word the other writes (the other's index) and the records. An index that
  * puts more records in the ring than it has slots, or fewer than none, and a length beyond the payload
  * size are reported as corruption (the connection then ends); offsets are computed locally from lengths
@@ -25,6 +31,12 @@ import type { Segment } from './segment.js';
 
 export const RING_HEADER_SIZE = 128;
 const RECORD_HEADER_SIZE = 8;
+/** The type of a header that sends the reader back to the area's start; it is no record (counts none). */
+export const RING_WRAP = 0xffff;
+/** Past this offset a writer that finds the ring empty goes back to 0 (its own policy: readers just follow). */
+const WRAP_AFTER = 64 * 1024;
+/** While past WRAP_AFTER, the writer looks at the consumer's index once in this many records. */
+const WRAP_LOOK_EVERY = 64;
 
 /** Sets a fresh ring's positions (both sides start counting from what the segment says). */
 export function initRing(segment: Segment, base: number, position: number): void {
@@ -105,6 +117,8 @@ abstract class RingSide {
 export class RingWriter extends RingSide {
   private tail: number;
   private headSeen: number;
+  /** Records written past WRAP_AFTER since the last look at the consumer's index for an early wrap. */
+  private past = 0;
   /** The consumer's index is impossible (more free room than slots, or less than none). */
   corrupt = false;
 
@@ -130,6 +144,7 @@ export class RingWriter extends RingSide {
    */
   push(type: number, payload: Uint8Array): boolean {
     if (!this.hasRoom()) return false;
+    if (this.at > WRAP_AFTER && (this.past++ & (WRAP_LOOK_EVERY - 1)) === 0) this.wrapIfEmpty();
     const at = this.first + this.at;
     this.view.setUint32(at, payload.length, true);
     this.view.setUint16(at + 4, type, true);
@@ -142,6 +157,19 @@ export class RingWriter extends RingSide {
   /** Publishes the tail: every record pushed since is the consumer's to read (one store a batch). */
   publish(): void {
     this.storeOwn(this.tail);
+  }
+
+  /**
+   * Goes back to the area's start if the consumer has read every record (then nothing unread lies
+   * anywhere): a WRAP header where the consumer looks next, published with the record that follows it.
+   */
+  private wrapIfEmpty(): void {
+    this.headSeen = Atomics.load(this.i32, this.headIndex);
+    if (this.headSeen !== this.tail) return; // not empty (or corrupt: hasRoom() says so at its next reload)
+    this.view.setUint32(this.first + this.at, 0, true);
+    this.view.setUint16(this.first + this.at + 4, RING_WRAP, true);
+    this.at = 0;
+    this.past = 0;
   }
 }
 
@@ -187,7 +215,11 @@ export class RingReader extends RingSide {
       this.record.length = -1;
       return this.record;
     }
-    const at = this.first + this.at;
+    let at = this.first + this.at;
+    if (this.view.getUint16(at + 4, true) === RING_WRAP && this.at !== 0) {
+      this.at = 0; // the writer went back early (a WRAP at 0 is corruption: the record's own type says so)
+      at = this.first;
+    }
     const length = this.view.getUint32(at, true);
     this.record.type = this.view.getUint16(at + 4, true);
     this.record.length = length <= this.payload ? length : -1;
