@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ComchConsumer } from '../src/comch/consumer.js';
+import { CONN_CLOSED, FP } from '../src/comch/layout.js';
 import type { ComchConsumerPostRecvTask } from '../src/comch/post-recv-task.js';
 import { ComchProducer } from '../src/comch/producer.js';
 import type { ComchProducerSendTask } from '../src/comch/producer-task.js';
@@ -198,4 +199,31 @@ test('consumer.messages: what was delivered before a stop is yielded, then the i
   for await (const m of it) got.push(new TextDecoder().decode(m.data));
   assert.deepEqual(got, [1, 2, 3, 4].map((n) => `message ${n}`), 'nothing delivered is lost, and the end is an end, not an error');
   await consumer.waitForState('IDLE', { timeoutMs: 5000 });
+});
+
+test('a busy engine (never asleep) looks at its endpoints\' connection once in 64 polls, and still sees its end within them', { timeout: 60_000 }, async (t) => {
+  const p = await comchPair(t, 'fp-busy-end');
+  const { map } = sharedMap(p.arm, 4096);
+  const consumer = ComchConsumer.create(p.serverConn, map);
+  const producer = ComchProducer.create(p.clientConn);
+  quietTasks(consumer, producer);
+  const busy = ProgressEngine.create(); // progressed by hand below: it never sleeps
+  busy.connectCtx(consumer);
+  busy.connectCtx(producer);
+  consumer.start();
+  producer.start();
+  await until(() => (busy.progress(), consumer.state === 'RUNNING'), 'the consumer to start on the busy engine', 5000);
+  // The connection ends as the peer that finishes first ends it: its fast-path state word.
+  const table = (producer as unknown as { table: { i32: Int32Array } }).table;
+  Atomics.store(table.i32, FP.STATE / 4, CONN_CLOSED);
+  let polls = 0;
+  while ((consumer.state === 'RUNNING' || producer.state === 'RUNNING') && polls < 1000) {
+    busy.progress();
+    polls++;
+  }
+  // Two endpoints, each polled on every other call at the most (the engine goes round them): 2 x 64.
+  assert.ok(polls <= 2 * 64 + 2, `both endpoints left RUNNING after ${polls} progress() calls`);
+  assert.notEqual(consumer.state, 'RUNNING');
+  assert.notEqual(producer.state, 'RUNNING');
+  await until(() => (busy.progress(), consumer.state === 'IDLE' && producer.state === 'IDLE'), 'both endpoints to reach IDLE', 5000);
 });

@@ -271,7 +271,7 @@ export class ComchConsumer extends ComchEndpoint {
       if (q && this.held.size > 0) this.finishHeld(q);
       return false;
     }
-    if (!this.connectionAlive()) return false;
+    if (!this.pollAlive()) return false;
     if (state === CtxState.STARTING && !this.registered && this.table.state(this.entry) === CONSUMER.REGISTERED) {
       this.registered = true;
       this.startCompleted();

@@ -191,7 +191,7 @@ export class ComchProducer extends ComchEndpoint {
 
   /** @internal rung when the connection ends: fail. */
   _pollSource(): boolean {
-    if (this.getState() !== CtxState.IDLE) this.connectionAlive();
+    if (this.getState() !== CtxState.IDLE) this.pollAlive();
     return false;
   }
 
