@@ -89,15 +89,21 @@ bool sdpu_ring_has_room(struct sdpu_ring *ring)
 	return !ring->corrupt && (uint32_t)n < ring->slots;
 }
 
+/* A record header (or a WRAP header: length 0) at `at`. */
+static void put_header(uint8_t *at, uint16_t type, uint32_t len)
+{
+	sdpu_put_u32(at, len);
+	sdpu_put_u16(at + 4, type);
+	sdpu_put_u16(at + 6, 0);
+}
+
 /* Back to the area's start if the consumer read every record: a WRAP header where it looks next. */
 static void wrap_if_empty(struct sdpu_ring *ring)
 {
 	ring->seen = (uint32_t)sdpu_load(ring->head_word);
 	if (ring->seen != ring->position)
 		return; /* not empty (or corrupt: sdpu_ring_has_room says so at its next reload) */
-	sdpu_put_u32(ring->first + ring->at, 0);
-	sdpu_put_u16(ring->first + ring->at + 4, SDPU_RING_WRAP);
-	sdpu_put_u16(ring->first + ring->at + 6, 0);
+	put_header(ring->first + ring->at, SDPU_RING_WRAP, 0);
 	ring->at = 0;
 	ring->past = 0;
 }
@@ -111,9 +117,7 @@ bool sdpu_ring_push(struct sdpu_ring *ring, uint16_t type, const void *data, uin
 	if (ring->at > WRAP_AFTER && ring->past++ % WRAP_LOOK_EVERY == 0)
 		wrap_if_empty(ring);
 	at = ring->first + ring->at;
-	sdpu_put_u32(at, len);
-	sdpu_put_u16(at + 4, type);
-	sdpu_put_u16(at + 6, 0);
+	put_header(at, type, len);
 	if (len > 0)
 		memcpy(at + SDPU_RECORD_HEADER, data, len);
 	ring->at = after(ring, ring->at, len);
@@ -140,12 +144,13 @@ int sdpu_ring_peek(struct sdpu_ring *ring, uint16_t *type, uint32_t *len, const 
 		return -1;
 	}
 	at = ring->first + ring->at;
-	if (sdpu_get_u16(at + 4) == SDPU_RING_WRAP && ring->at != 0) {
+	*type = sdpu_get_u16(at + 4);
+	if (*type == SDPU_RING_WRAP && ring->at != 0) {
 		ring->at = 0; /* the producer went back early (a WRAP at 0 is corruption: its type says so) */
 		at = ring->first;
+		*type = sdpu_get_u16(at + 4);
 	}
 	*len = sdpu_get_u32(at);
-	*type = sdpu_get_u16(at + 4);
 	if (*len > ring->payload) {
 		ring->corrupt = true;
 		return -1;

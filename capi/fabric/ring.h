@@ -8,8 +8,9 @@
  * past each record and back to 0 when less than a largest record would be left: the same rule on both
  * sides. A writer that finds the ring empty past 64 KiB writes a WRAP header where its next record would
  * go and puts the record at 0; a reader that finds WRAP at its offset goes to 0 (so a connection whose
- * reader keeps up stays in the first pages of its area). Nothing a peer writes can move a read or a write outside the ring: indices that put fewer than
- * none or more than `slots` records in it, or a length beyond the payload size, are corruption.
+ * reader keeps up stays in the first pages of its area). Nothing a peer writes can move a read or a
+ * write outside the ring: indices that put fewer than none or more than `slots` records in it, or a
+ * length beyond the payload size, are corruption.
  */
 #ifndef SOFTDPU_CAPI_RING_H_
 #define SOFTDPU_CAPI_RING_H_

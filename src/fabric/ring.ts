@@ -106,6 +106,12 @@ abstract class RingSide {
     }
   }
 
+  /** Writes a record header (or a WRAP header: length 0) at byte `at` of the segment. */
+  protected header(at: number, type: number, length: number): void {
+    this.view.setUint32(at, length, true);
+    this.view.setUint16(at + 4, type, true);
+  }
+
   /** The offset after a record of `length` bytes at `at`: the same rule on both sides. */
   protected after(at: number, length: number): number {
     const next = at + recordSize(length);
@@ -146,8 +152,7 @@ export class RingWriter extends RingSide {
     if (!this.hasRoom()) return false;
     if (this.at > WRAP_AFTER && (this.past++ & (WRAP_LOOK_EVERY - 1)) === 0) this.wrapIfEmpty();
     const at = this.first + this.at;
-    this.view.setUint32(at, payload.length, true);
-    this.view.setUint16(at + 4, type, true);
+    this.header(at, type, payload.length);
     copyInto(this.u8, payload, at + RECORD_HEADER_SIZE);
     this.at = this.after(this.at, payload.length);
     this.tail = (this.tail + 1) | 0;
@@ -166,8 +171,7 @@ export class RingWriter extends RingSide {
   private wrapIfEmpty(): void {
     this.headSeen = Atomics.load(this.i32, this.headIndex);
     if (this.headSeen !== this.tail) return; // not empty (or corrupt: hasRoom() says so at its next reload)
-    this.view.setUint32(this.first + this.at, 0, true);
-    this.view.setUint16(this.first + this.at + 4, RING_WRAP, true);
+    this.header(this.first + this.at, RING_WRAP, 0);
     this.at = 0;
     this.past = 0;
   }
@@ -216,12 +220,14 @@ export class RingReader extends RingSide {
       return this.record;
     }
     let at = this.first + this.at;
-    if (this.view.getUint16(at + 4, true) === RING_WRAP && this.at !== 0) {
+    let type = this.view.getUint16(at + 4, true);
+    if (type === RING_WRAP && this.at !== 0) {
       this.at = 0; // the writer went back early (a WRAP at 0 is corruption: the record's own type says so)
       at = this.first;
+      type = this.view.getUint16(at + 4, true);
     }
     const length = this.view.getUint32(at, true);
-    this.record.type = this.view.getUint16(at + 4, true);
+    this.record.type = type;
     this.record.length = length <= this.payload ? length : -1;
     this.record.offset = at + RECORD_HEADER_SIZE;
     return this.record;
