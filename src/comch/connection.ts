@@ -19,6 +19,7 @@ import { type Context, CtxState, type WakeSource } from '../core/ctx.js';
 import { DocaError } from '../core/error.js';
 import { Fifo } from '../core/fifo.js';
 import { sdkLogSource } from '../core/log.js';
+import { lookDue } from '../core/pe.js';
 import { PullIterator } from '../core/pull.js';
 import type { WaitOptions } from '../core/wait.js';
 import { type BellRef, PeerBell, publishBellRef, unpublishBellRef } from '../fabric/doorbell.js';
@@ -287,7 +288,7 @@ export class ComchConnection implements WakeSource {
     }
     const received = this.receive();
     if (received > 0 && Atomics.load(this.segment.i32, this.peerWantsRoom) !== 0) this.ringPeer();
-    if ((++this.looks & (RELAY_LOOK_POLLS - 1)) === 0 || this.owner.pe?._neverSlept !== true) this.relay();
+    if (lookDue(this.owner.pe, ++this.looks, RELAY_LOOK_POLLS)) this.relay();
     if (this.state === 'closing') this.finishWhenRead();
     // A full control queue of the peer leaves announcements to make: look again (rare).
     return received >= RECV_BUDGET || this.lastRequest === -1;

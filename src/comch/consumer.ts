@@ -24,6 +24,7 @@ import { DocaError, describeValue } from '../core/error.js';
 import { Fifo } from '../core/fifo.js';
 import { AccessFlag, type Mmap } from '../core/mmap.js';
 import { sdkLogSource } from '../core/log.js';
+import { lookDue } from '../core/pe.js';
 import type { Task, TaskCompletionCb, TaskConf } from '../core/task.js';
 import type { WaitOptions } from '../core/wait.js';
 import { ComchConnection } from './connection.js';
@@ -278,17 +279,8 @@ export class ComchConsumer extends ComchEndpoint {
     }
     if (state !== CtxState.RUNNING || !q) return false;
     this.takeFilled(q);
-    if (q.outstanding > 0 && this.claimLookDue()) this.giveUpDeadClaim(q);
+    if (q.outstanding > 0 && lookDue(this.pe, ++this.unfilledPolls, CLAIM_LOOK_POLLS)) this.giveUpDeadClaim(q);
     return false;
-  }
-
-  /**
-   * Whether this poll looks at the head's claim: one in CLAIM_LOOK_POLLS while the engine never slept
-   * (a busy loop calls it: those polls come microseconds apart), every poll once it has (a poll may then
-   * be the one a ring or a wake brought, and the next may be long in coming).
-   */
-  private claimLookDue(): boolean {
-    return (++this.unfilledPolls & (CLAIM_LOOK_POLLS - 1)) === 0 || this.pe?._neverSlept !== true;
   }
 
   /** Completes every filled buffer at the head of the queue (a bad one fails the consumer, unread). */

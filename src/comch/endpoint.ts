@@ -7,6 +7,7 @@
  */
 import { Context, CtxState, type WakeSource } from '../core/ctx.js';
 import { DocaError } from '../core/error.js';
+import { lookDue } from '../core/pe.js';
 import { StatKind, statRecord } from '../fabric/stats.js';
 import { ComchConnection } from './connection.js';
 import type { Side } from './layout.js';
@@ -70,14 +71,11 @@ export abstract class ComchEndpoint extends Context implements WakeSource {
   }
 
   /**
-   * `connectionAlive()` for a poll: one look at the connection's state in ALIVE_LOOK_POLLS while the
-   * engine never slept (a busy loop polls every endpoint on every call, nanoseconds apart: the look was
-   * 4 % of a busy main <-> worker fast-path round trip), every poll once it has slept (a poll is then
-   * what a ring brought, and the next may be long in coming).
+   * `connectionAlive()` for a poll, looked at as `lookDue` says (a busy loop polls every endpoint on every
+   * call: the look was 4 % of a busy main <-> worker fast-path round trip).
    */
   protected pollAlive(): boolean {
-    if ((++this.alivePolls & (ALIVE_LOOK_POLLS - 1)) !== 0 && this.pe?._neverSlept === true) return true;
-    return this.connectionAlive();
+    return !lookDue(this.pe, ++this.alivePolls, ALIVE_LOOK_POLLS) || this.connectionAlive();
   }
 
   /** False once the connection ended; a STARTING or RUNNING endpoint then fails (once). */

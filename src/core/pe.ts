@@ -409,3 +409,13 @@ export class ProgressEngine {
 }
 
 const noop = () => {};
+
+/**
+ * @internal whether poll number `poll` of a source takes a look that a busy loop can afford only now and
+ * then (a dead claim, a connection's state, its consumer announcements): one poll in `every` (a power of
+ * two) while `pe` never slept, since a busy loop's polls come nanoseconds apart; every poll once it has
+ * slept, since a poll is then what a ring or a wake brought and the next may be long in coming.
+ */
+export function lookDue(pe: ProgressEngine | undefined, poll: number, every: number): boolean {
+  return (poll & (every - 1)) === 0 || pe?._neverSlept !== true;
+}
