@@ -27,7 +27,10 @@ import { initRing, ringSize } from '../fabric/ring.js';
 import { Segment, SEGMENT_HEADER_SIZE } from '../fabric/segment.js';
 
 const MAGIC = 0x4e4e4f43;
-/** 3: endpoint entries carry the 24-byte owner and the RESERVING state (docs/protocol.md#versions). */
+/**
+ * 3: endpoint entries carry the 24-byte owner and the RESERVING state. 4: packed ring records, WRAP
+ * headers (fabric/ring.ts). docs/protocol.md#versions.
+ */
 const VERSION = 4;
 const OFF_MAGIC = SEGMENT_HEADER_SIZE;
 const OFF_SIDE = { server: 128, client: 256 } as const;

@@ -16,7 +16,7 @@ import { decodeDescriptor, DESCRIPTOR_SIZE, encodeDescriptor, type SegmentDescri
 export const WIRE_MAGIC = 0x5348434d; // 'MCHS'
 /**
  * The handshake's version. 2: doorbell pipes and the version-2 connection segment; no bytes on the
- * socket after READY. 3: implies connection segment version 3 (docs/protocol.md#versions).
+ * socket after READY. 3 and 4: imply connection segment version 3 and 4 (docs/protocol.md#versions).
  */
 export const WIRE_VERSION = 4;
 /** Larger frames are refused: no handshake needs more (a name is at most a few KiB). */
